@@ -1,0 +1,171 @@
+"""Grouped ranking data: one representation used everywhere.
+
+A ranking data set is three flat arrays:
+
+* ``scores`` -- float64, one model score per document;
+* ``labels`` -- float64, one relevance label per document;
+* ``query_offsets`` -- int64, CSR-style, length ``n_queries + 1``: the documents of
+  query ``q`` are rows ``query_offsets[q]:query_offsets[q + 1]``.  The first offset is 0,
+  offsets never decrease and the last one equals the number of documents.
+
+The documents of one query are contiguous. Empty queries are allowed in the offsets (they
+contribute nothing); one-document queries get zero gradients.
+
+Example:
+
+>>> import numpy as np
+>>> query_offsets_from_sizes([3, 2])
+array([0, 3, 5])
+>>> query_offsets_from_qid(np.array([7, 7, 7, 2, 2]))
+array([0, 3, 5])
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "query_offsets_from_sizes",
+    "query_offsets_from_qid",
+    "query_sizes",
+    "as_float_array",
+    "validate_query_offsets",
+    "validate_grouped",
+]
+
+
+def query_offsets_from_sizes(sizes) -> np.ndarray:
+    """Offsets (length ``len(sizes) + 1``) from the number of documents per query.
+
+    Args:
+      sizes: non-negative integers, one per query, in row order (LightGBM's ``group``).
+
+    Returns:
+      int64 array ``[0, sizes[0], sizes[0] + sizes[1], ...]``.
+    """
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1:
+        raise ValueError(f"group sizes must be one-dimensional, got shape {sizes.shape}")
+    if sizes.size and not np.issubdtype(sizes.dtype, np.integer):
+        if not np.all(np.isfinite(sizes)) or np.any(sizes != np.round(sizes)):
+            raise TypeError("group sizes must be integers (documents per query)")
+    sizes = sizes.astype(np.int64)
+    if np.any(sizes < 0):
+        raise ValueError("group sizes must be non-negative")
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return offsets
+
+
+def query_offsets_from_qid(qid) -> np.ndarray:
+    """Offsets from a per-document query id column whose queries are contiguous.
+
+    Ids need not be sorted, but all rows of one query must be adjacent; otherwise a
+    ``ValueError`` names the first id that reappears (sort the rows by qid, stably, first).
+
+    Args:
+      qid: one query id per document (any hashable numeric or string dtype).
+
+    Returns:
+      int64 offsets, one query per run of equal ids.
+    """
+    qid = np.asarray(qid)
+    if qid.ndim != 1:
+        raise ValueError(f"qid must be one-dimensional, got shape {qid.shape}")
+    if qid.size == 0:
+        return np.zeros(1, dtype=np.int64)
+    starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    run_ids = qid[np.concatenate(([0], starts))]
+    uniq, counts = np.unique(run_ids, return_counts=True)
+    if np.any(counts > 1):
+        bad = uniq[np.argmax(counts > 1)]
+        raise ValueError(
+            f"qid {bad!r} appears in {counts.max()} separate runs: the rows of a query must "
+            "be contiguous; sort the data by qid (stably) before building groups"
+        )
+    return np.concatenate(([0], starts, [qid.size])).astype(np.int64)
+
+
+def query_sizes(query_offsets) -> np.ndarray:
+    """Documents per query (the inverse of :func:`query_offsets_from_sizes`)."""
+    return np.diff(np.asarray(query_offsets, dtype=np.int64))
+
+
+def as_float_array(values, name: str, n: int | None = None) -> np.ndarray:
+    """A contiguous float64 1-d copy/view of ``values``, rejecting NaN/inf and bad lengths."""
+    try:
+        arr = np.ascontiguousarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric, got {type(values).__name__}") from exc
+    if arr.ndim != 1:
+        if arr.ndim == 2 and 1 in arr.shape:
+            arr = np.ascontiguousarray(arr.ravel())
+        else:
+            raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} entries but there are {n} documents")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ValueError(f"{name} contains NaN or inf (first at index {bad})")
+    return arr
+
+
+def validate_query_offsets(query_offsets, n_docs: int) -> np.ndarray:
+    """Check CSR offsets against ``n_docs`` and return them as contiguous int64."""
+    offs = np.asarray(query_offsets)
+    if offs.ndim != 1 or offs.size < 1:
+        raise ValueError("query_offsets must be a 1-d array of length n_queries + 1")
+    if offs.size and not np.issubdtype(offs.dtype, np.integer):
+        if not np.all(np.isfinite(offs)) or np.any(offs != np.round(offs)):
+            raise TypeError("query_offsets must be integers")
+    offs = np.ascontiguousarray(offs, dtype=np.int64)
+    if offs[0] != 0:
+        raise ValueError(f"query_offsets must start at 0, got {offs[0]}")
+    if np.any(np.diff(offs) < 0):
+        raise ValueError("query_offsets must be non-decreasing (CSR offsets of contiguous queries)")
+    if offs[-1] != n_docs:
+        raise ValueError(
+            f"query_offsets end at {offs[-1]} but there are {n_docs} documents: "
+            "the offsets must cover every document exactly once"
+        )
+    return offs
+
+
+def validate_grouped(scores, labels, query_offsets):
+    """Validate and convert a grouped triple; returns ``(scores, labels, query_offsets)``.
+
+    Raises ``ValueError``/``TypeError`` naming the field for mismatched lengths, NaN/inf,
+    negative labels and malformed offsets.
+    """
+    labels = as_float_array(labels, "labels")
+    n = labels.shape[0]
+    scores = as_float_array(scores, "scores", n)
+    if np.any(labels < 0):
+        raise ValueError("labels must be non-negative (relevance grades or probabilities)")
+    offs = validate_query_offsets(query_offsets, n)
+    return scores, labels, offs
+
+
+def _check_int(value, name: str, minimum: int, allow_none: bool = False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_float(value, name: str, *, gt=None, ge=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    if gt is not None and not value > gt:
+        raise ValueError(f"{name} must be > {gt}, got {value}")
+    if ge is not None and not value >= ge:
+        raise ValueError(f"{name} must be >= {ge}, got {value}")
+    return value

@@ -1,0 +1,292 @@
+"""Numba kernels: the StochasticRank gradient of a smoothed cascade loss (CCS), REINFORCE, SFA.
+
+Protocol shared by every kernel in this module
+---------------------------------------------
+Loss of one query (supplement D): ``L(z) = -scale * sum_p w_p g_{s_p} prod_{u<p} d_{s_u}``,
+``s`` = documents by score descending. Smoothed loss ``L_sigma(z) = E L(z + sigma * eps)``
+with ``eps ~ N(-mu * r, I)``; writing ``a = z - sigma * mu * r`` (the *shifted* scores, passed
+in as ``shifted``) and ``e ~ N(0, I)`` it is ``E L(a + sigma * e)``. Kernels return
+``d L_sigma / d z`` -- the gradient of the **loss** (descent direction is its negative);
+CatBoost's ``Der1`` is its negation.
+
+CCS (Theorem 3 / Corollary 1)
+-----------------------------
+Draw ``e``; let ``y = a + sigma * e`` be the noisy scores. For document ``i`` hold the other
+documents at ``y_k`` and move ``i`` alone: the loss is a step function of its score ``x``
+with breakpoints at the ``y_k``. With ``J_k`` the jump (loss just above ``y_k`` minus just
+below) and ``f_i`` the conditional density of ``i``'s score,
+
+    d L_sigma / d z_i = E[ sum_{k != i} J_k f_i(y_k) ].
+
+Two conditional laws are available (both unbiased):
+
+* ``translation`` (default): the loss is translation invariant, so only the scores relative
+  to the others matter. Conditioning on the others' deviations from their mean leaves
+  ``x ~ N(a_i + sigma * mean_{k != i} e_k, sigma^2 n / (n - 1))`` -- a Rao-Blackwellisation
+  of the coordinate law, hence lower variance. At ``sigma = 1`` this is CatBoost's estimator;
+  for ``sigma != 1`` CatBoost mixes units in the mean, this kernel does not.
+* ``coordinate``: the paper's literal law, ``x ~ N(a_i, sigma^2)`` (eps has identity
+  covariance, so conditioning on the other coordinates leaves the marginal).
+
+Jumps in O(1): if the other documents are ``o_0, o_1, ...`` (descending) and ``P`` is the
+continuation product of ``o_0..o_{t-1}``, moving ``i`` from slot ``t`` to slot ``t + 1``
+(below ``o_t``) changes only two terms of the cascade:
+
+    M(i above o_t) - M(i below o_t) = P [g_i (w_t - d_o w_{t+1}) - g_o (w_t - d_i w_{t+1})].
+
+``P`` is a prefix product of the sampled order (before ``i``) or that product with ``i``
+removed (after it); a zero continuation (ERR label 1, MRR relevant document) is handled by a
+second prefix product that skips the first zero, so nothing is ever divided by zero.
+Only slots ``t < top`` can jump, so top-k losses cost ``O(n log n + n k)``; for full-list
+losses the breakpoints further than ``window`` conditional standard deviations from the
+document's mean are skipped (each contributes below ``|J| phi(window) / s``; with the default
+``window = 9`` that is ``1e-18 |J| / s`` per breakpoint), and the scan stops once ``P`` is 0.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .metrics import TIE_WORST, cascade_value_sorted, tie_sorted_order
+from .rng import fill_standard_normal, stream_key
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+DEFAULT_WINDOW = 9.0
+
+
+@njit(cache=True, inline="always")
+def _first_not_above(sorted_desc, value):
+    """First index whose value is <= ``value`` in a descending array (binary search)."""
+    lo = 0
+    hi = sorted_desc.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sorted_desc[mid] > value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation,
+              window, factor, out):
+    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for one query into ``out``."""
+    n = shifted.shape[0]
+    if n < 2 or scale == 0.0:
+        return
+    y = np.empty(n)
+    for i in range(n):
+        y[i] = shifted[i] + sigma * noise[i]
+    order = np.argsort(-y)
+    ys = np.empty(n)
+    gs = np.empty(n)
+    ds = np.empty(n)
+    for p in range(n):
+        ys[p] = y[order[p]]
+        gs[p] = gain[order[p]]
+        ds[p] = cont[order[p]]
+    # prefix[u] = prod_{v<u} d_v; skip_zero[u] = the same product with the first zero left out.
+    prefix = np.empty(n + 1)
+    skip_zero = np.empty(n + 1)
+    prefix[0] = 1.0
+    skip_zero[0] = 1.0
+    first_zero = n
+    for p in range(n):
+        prefix[p + 1] = prefix[p] * ds[p]
+        if ds[p] == 0.0 and first_zero == n:
+            first_zero = p
+            skip_zero[p + 1] = skip_zero[p]
+        else:
+            skip_zero[p + 1] = skip_zero[p] * ds[p]
+
+    if translation:
+        s = sigma * math.sqrt(n / (n - 1.0))
+        noise_sum = 0.0
+        for i in range(n):
+            noise_sum += noise[i]
+    else:
+        s = sigma
+        noise_sum = 0.0
+    inv_s = 1.0 / s
+    coef = factor * scale * _INV_SQRT_2PI * inv_s
+    n_slots = min(top, n - 1)  # slots t with a possibly non-zero jump: t < min(top, n - 1)
+
+    for p in range(n):
+        doc = order[p]
+        if translation:
+            mean = shifted[doc] + sigma * (noise_sum - noise[doc]) / (n - 1.0)
+        else:
+            mean = shifted[doc]
+        gi = gs[p]
+        di = ds[p]
+        low_value = mean - window * s
+        u = _first_not_above(ys, mean + window * s)
+        acc = 0.0
+        while u < n:
+            if u == p:
+                u += 1
+                continue
+            t = u if u < p else u - 1
+            if t >= n_slots or ys[u] < low_value:
+                break
+            if u < p:
+                prod = prefix[u]
+            elif di > 0.0:
+                prod = prefix[u] / di
+            elif p == first_zero:
+                prod = skip_zero[u]
+            else:
+                prod = 0.0
+            if prod == 0.0:
+                break  # every later slot sits behind a zero continuation
+            go = gs[u]
+            wt = pos_weight[t]
+            wt1 = pos_weight[t + 1]
+            jump = prod * (gi * (wt - ds[u] * wt1) - go * (wt - di * wt1))
+            if jump != 0.0:
+                x = (ys[u] - mean) * inv_s
+                acc += jump * math.exp(-0.5 * x * x)
+            u += 1
+        out[doc] -= coef * acc
+
+
+@njit(cache=True, parallel=True)
+def ccs_gradient_from_noise(shifted, gain, cont, noise, query_offsets, query_scale, pos_weight,
+                            top, sigma, translation, window):
+    """CCS gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``)."""
+    n_queries = query_offsets.shape[0] - 1
+    n_samples = noise.shape[0]
+    out = np.zeros(shifted.shape[0])
+    for q in prange(n_queries):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        for k in range(n_samples):
+            ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], noise[k, lo:hi], pos_weight, top,
+                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_weight, top, sigma,
+                        translation, window, n_samples, seed, iteration):
+    """CCS gradient with noise drawn from the (seed, iteration, query, sample) streams."""
+    n_queries = query_offsets.shape[0] - 1
+    out = np.zeros(shifted.shape[0])
+    for q in prange(n_queries):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        if hi - lo < 2 or query_scale[q] == 0.0:
+            continue
+        buf = np.empty(hi - lo)
+        for k in range(n_samples):
+            fill_standard_normal(stream_key(seed, iteration, q, k), buf)
+            ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], buf, pos_weight, top,
+                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi])
+    return out
+
+
+@njit(cache=True)
+def reinforce_query(shifted, labels, gain, cont, noise_rows, pos_weight, top, scale, sigma, out):
+    """Score-function estimate ``mean_k (L(a + sigma e_k) - L(a)) e_k / sigma`` for one query.
+
+    ``L(a)`` (worst-permutation ties) is a baseline: it does not change the expectation
+    (E e = 0) and removes most of the variance.
+    """
+    n = shifted.shape[0]
+    if n < 2 or scale == 0.0:
+        return
+    n_samples = noise_rows.shape[0]
+    base_order = tie_sorted_order(shifted, labels, TIE_WORST)
+    baseline = -scale * cascade_value_sorted(base_order, gain, cont, pos_weight, top)
+    y = np.empty(n)
+    for k in range(n_samples):
+        for i in range(n):
+            y[i] = shifted[i] + sigma * noise_rows[k, i]
+        order = np.argsort(-y)
+        loss = -scale * cascade_value_sorted(order, gain, cont, pos_weight, top)
+        c = (loss - baseline) / (sigma * n_samples)
+        if c != 0.0:
+            for i in range(n):
+                out[i] += c * noise_rows[k, i]
+
+
+@njit(cache=True, parallel=True)
+def reinforce_gradient_seeded(shifted, labels, gain, cont, query_offsets, query_scale, pos_weight,
+                              top, sigma, n_samples, seed, iteration):
+    """REINFORCE gradient with the same noise streams as :func:`ccs_gradient_seeded`."""
+    n_queries = query_offsets.shape[0] - 1
+    out = np.zeros(shifted.shape[0])
+    for q in prange(n_queries):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        if hi - lo < 2 or query_scale[q] == 0.0:
+            continue
+        rows = np.empty((n_samples, hi - lo))
+        for k in range(n_samples):
+            fill_standard_normal(stream_key(seed, iteration, q, k), rows[k])
+        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows, pos_weight,
+                        top, query_scale[q], sigma, out[lo:hi])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def reinforce_gradient_from_noise(shifted, labels, gain, cont, noise, query_offsets, query_scale,
+                                  pos_weight, top, sigma):
+    """REINFORCE gradient averaged over the rows of ``noise``."""
+    n_queries = query_offsets.shape[0] - 1
+    out = np.zeros(shifted.shape[0])
+    for q in prange(n_queries):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi],
+                        np.ascontiguousarray(noise[:, lo:hi]), pos_weight, top, query_scale[q],
+                        sigma, out[lo:hi])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu):
+    """In place: centre each query's gradient, then Scale-Free Acceleration.
+
+    SFA (Corollary 2 with the nu-regularised norm): with ``c = z - mean(z)`` the centred
+    (unshifted) scores,
+
+        g <- g - sfa * <g, c> / (||c||_2 + nu)^2 * c,
+
+    applied only to queries with more than two documents: with two, the centred space is
+    one-dimensional and radial, so the projection would remove the whole gradient.
+    """
+    n_queries = query_offsets.shape[0] - 1
+    for q in prange(n_queries):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n < 2:
+            for i in range(lo, hi):
+                grad[i] = 0.0
+            continue
+        if center:
+            gmean = 0.0
+            for i in range(lo, hi):
+                gmean += grad[i]
+            gmean /= n
+            for i in range(lo, hi):
+                grad[i] -= gmean
+        if sfa != 0.0 and n > 2:
+            zmean = 0.0
+            for i in range(lo, hi):
+                zmean += scores[i]
+            zmean /= n
+            dot = 0.0
+            norm2 = 0.0
+            for i in range(lo, hi):
+                c = scores[i] - zmean
+                dot += grad[i] * c
+                norm2 += c * c
+            denom = math.sqrt(norm2) + nu
+            k = sfa * dot / (denom * denom)
+            if k != 0.0:
+                for i in range(lo, hi):
+                    grad[i] -= k * (scores[i] - zmean)

@@ -1,0 +1,249 @@
+"""Ranking metrics over grouped arrays, with explicit tie and empty-query policies.
+
+Protocol shared by every metric here::
+
+    metric(scores, labels, query_offsets, k=None, *, ties="worst", no_relevant=None,
+           per_query=False, **metric_options) -> float | np.ndarray
+
+* ``scores``, ``labels``: one entry per document; ``query_offsets``: CSR offsets (see
+  :mod:`stochrank_objectives.groups`).
+* ``k``: cutoff (``None`` = whole list).
+* ``ties``: how documents with equal scores are ordered -- ``"worst"`` (less relevant first:
+  the paper's R1 and CatBoost's rule; the default), ``"best"``, ``"expected"`` (exact mean over
+  all orderings of each tied block; additive metrics only: DCG, NDCG, precision) or
+  ``"input_order"`` (a stable sort, as LightGBM and XGBoost do).
+* ``no_relevant``: value of a query without any relevant document (its ideal value is 0):
+  ``"one"``, ``"zero"`` or ``"skip"`` (left out of the mean, NaN in per-query output).
+  ``None`` picks the metric's convention: ``"one"`` for the normalised metrics NDCG and MAP,
+  where 0/0 is undefined and CatBoost >= 1.2, LightGBM and XGBoost all report 1 (so our logs
+  agree with theirs); ``"zero"`` for DCG, ERR, MRR and precision, whose formula gives 0.
+* ``per_query``: return one value per query instead of the mean over queries.
+
+Examples (ties resolved pessimistically by default):
+
+>>> import numpy as np
+>>> offsets = np.array([0, 3])
+>>> scores, labels = np.array([1.0, 1.0, 2.0]), np.array([1.0, 0.0, 2.0])
+>>> round(ndcg_at_k(scores, labels, offsets, gain="linear"), 5)  # CatBoost's NDCG value
+0.95023
+>>> round(ndcg_at_k(scores, labels, offsets, gain="linear", ties="best"), 5)
+1.0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._cascade import CascadeSpec
+from .groups import _check_int, validate_grouped
+from .kernels.metrics import (
+    TIE_BEST,
+    TIE_EXPECTED,
+    TIE_INPUT,
+    TIE_WORST,
+    average_precision_per_query,
+    cascade_metric_per_query,
+)
+
+__all__ = [
+    "TIE_POLICIES",
+    "NO_RELEVANT_POLICIES",
+    "dcg_at_k",
+    "ndcg_at_k",
+    "err_at_k",
+    "mrr",
+    "precision_at_k",
+    "average_precision",
+    "evaluate",
+]
+
+TIE_POLICIES = {"worst": TIE_WORST, "best": TIE_BEST, "input_order": TIE_INPUT,
+                "expected": TIE_EXPECTED}
+NO_RELEVANT_POLICIES = ("one", "zero", "skip")
+
+
+def _tie_code(ties: str, additive: bool, name: str) -> int:
+    if ties not in TIE_POLICIES:
+        raise ValueError(f"ties must be one of {tuple(TIE_POLICIES)}, got {ties!r}")
+    if ties == "expected" and not additive:
+        raise ValueError(
+            f"ties='expected' is only defined here for additive metrics (DCG, NDCG, precision), "
+            f"not {name}; use 'worst', 'best' or 'input_order'"
+        )
+    return TIE_POLICIES[ties]
+
+
+def _finish(values, has_relevant, no_relevant, default, per_query):
+    policy = default if no_relevant is None else no_relevant
+    if policy not in NO_RELEVANT_POLICIES:
+        raise ValueError(f"no_relevant must be one of {NO_RELEVANT_POLICIES} or None, got {policy!r}")
+    values = np.asarray(values, dtype=np.float64).copy()
+    empty = ~has_relevant
+    values[empty] = {"one": 1.0, "zero": 0.0, "skip": np.nan}[policy]
+    if per_query:
+        return values
+    kept = values[~np.isnan(values)]
+    return float(kept.mean()) if kept.size else float("nan")
+
+
+def _cascade_metric(name, scores, labels, query_offsets, k, ties, no_relevant, per_query,
+                    default_policy, **spec_kwargs):
+    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    spec = CascadeSpec.make(name, top=k, **spec_kwargs)
+    tie = _tie_code(ties, name in ("NDCG", "DCG"), name)
+    gain, cont, pos_weight, t, ideal, scale = spec.kernel_args(labels, offs)
+    raw = cascade_metric_per_query(scores, labels, gain, cont, offs, pos_weight, t, tie)
+    return _finish(raw * scale, ideal > 0.0, no_relevant, default_policy, per_query)
+
+
+def dcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst",
+             no_relevant=None, per_query=False):
+    """Discounted cumulative gain at ``k``.
+
+    ``DCG@k = sum_{p < min(k, n)} g(r_{s_p}) / log2(p + 2)`` with ``g(r) = 2^r - 1``
+    (``gain="exp2"``, LightGBM/XGBoost default and the paper's eq. 1 up to a constant) or
+    ``g(r) = r`` (``gain="linear"``, CatBoost's default ``type=Base``); ``p`` is 0-based.
+
+    >>> import numpy as np
+    >>> round(dcg_at_k(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.0, 2.0]), [0, 3]), 4)
+    2.5
+
+    Args:
+      scores, labels, query_offsets, k, ties, no_relevant, per_query: see the module protocol.
+      gain: ``"exp2"`` or ``"linear"``.
+
+    Returns:
+      The mean DCG@k over queries, or per-query values.
+    """
+    return _cascade_metric("DCG", scores, labels, query_offsets, k, ties, no_relevant,
+                           per_query, "zero", gain=gain)
+
+
+def ndcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst",
+              no_relevant=None, per_query=False):
+    """Normalised DCG: ``NDCG@k = DCG@k / max_z DCG@k`` (paper eq. 2).
+
+    >>> import numpy as np
+    >>> round(ndcg_at_k(np.array([4.0, 3, 2, 1]), np.array([3.0, 0, 2, 1]), [0, 4], 2,
+    ...                 gain="linear"), 5)
+    0.70392
+
+    Args:
+      scores, labels, query_offsets, k, ties, no_relevant, per_query: see the module protocol
+        (``no_relevant`` defaults to ``"one"``).
+      gain: ``"exp2"`` (``2^r - 1``) or ``"linear"`` (``r``).
+
+    Returns:
+      The mean NDCG@k over queries, or per-query values.
+    """
+    return _cascade_metric("NDCG", scores, labels, query_offsets, k, ties, no_relevant,
+                           per_query, "one", gain=gain)
+
+
+def err_at_k(scores, labels, query_offsets, k=None, *, grade_max=None, ties="worst",
+             no_relevant=None, per_query=False):
+    """Expected reciprocal rank: ``ERR@k = sum_{p<k} R_{s_p} / (p + 1) prod_{u<p} (1 - R_{s_u})``.
+
+    ``R = label`` when ``grade_max`` is None (labels must be probabilities in [0, 1], as in
+    CatBoost), else ``R = (2^r - 1) / 2^grade_max`` (Chapelle et al. 2009).
+
+    >>> import numpy as np
+    >>> round(err_at_k(np.array([2.0, 1.0]), np.array([0.5, 1.0]), [0, 2]), 4)
+    0.75
+
+    Returns:
+      The mean ERR@k over queries, or per-query values.
+    """
+    return _cascade_metric("ERR", scores, labels, query_offsets, k, ties, no_relevant,
+                           per_query, "zero", grade_max=grade_max)
+
+
+def mrr(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst", no_relevant=None,
+        per_query=False):
+    """Mean reciprocal rank of the first relevant document (relevant iff ``label > threshold``).
+
+    Documents tied with the first relevant one are placed before it under ``ties="worst"``.
+    Note CatBoost's ``MRR`` eval metric defaults to ``border=0.5``; pass ``threshold=0.5`` to match.
+
+    >>> import numpy as np
+    >>> mrr(np.array([1.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0]), [0, 3])
+    0.5
+
+    Returns:
+      The mean reciprocal rank over queries (0 beyond the cutoff ``k``), or per-query values.
+    """
+    return _cascade_metric("MRR", scores, labels, query_offsets, k, ties, no_relevant,
+                           per_query, "zero", threshold=threshold)
+
+
+def precision_at_k(scores, labels, query_offsets, k, *, threshold=0.0, ties="worst",
+                   no_relevant=None, per_query=False):
+    """Fraction of relevant documents (``label > threshold``) among the top ``k``; divides by ``k``
+    even when a query has fewer documents (trec_eval's ``P_k``).
+
+    >>> import numpy as np
+    >>> precision_at_k(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.0, 1.0]), [0, 3], 2)
+    0.5
+
+    Returns:
+      Mean precision@k over queries, or per-query values.
+    """
+    k = _check_int(k, "k", 1)
+    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    tie = _tie_code(ties, True, "precision")
+    spec = CascadeSpec.make("MRR", top=k, threshold=threshold)
+    relevant, _ = spec.gain_and_continuation(labels)
+    sizes = np.diff(offs)
+    max_n = int(sizes.max()) if sizes.size else 0
+    weights = np.zeros(max_n + 2)
+    weights[: min(k, max_n)] = 1.0 / k
+    raw = cascade_metric_per_query(scores, labels, relevant, np.ones_like(relevant), offs, weights,
+                                   min(k, max_n), tie)
+    has_rel = _per_query_sum(relevant, offs) > 0.0
+    return _finish(raw, has_rel, no_relevant, "zero", per_query)
+
+
+def average_precision(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst",
+                      no_relevant=None, per_query=False):
+    """Average precision (MAP over queries): mean over the relevant documents of the precision
+    at their rank; relevant documents below ``k`` contribute 0 (trec_eval ``map_cut_k``).
+
+    >>> import numpy as np
+    >>> round(average_precision(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.0, 1.0]), [0, 3]), 4)
+    0.8333
+
+    Returns:
+      MAP, or per-query average precision.
+    """
+    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    tie = _tie_code(ties, False, "MAP")
+    spec = CascadeSpec.make("MRR", top=k, threshold=threshold)
+    relevant, _ = spec.gain_and_continuation(labels)
+    sizes = np.diff(offs)
+    top = spec.cutoff(int(sizes.max()) if sizes.size else 0)
+    raw = average_precision_per_query(scores, labels, relevant, offs, top, tie)
+    has_rel = _per_query_sum(relevant, offs) > 0.0
+    return _finish(raw, has_rel, no_relevant, "one", per_query)
+
+
+def _per_query_sum(values, offs):
+    csum = np.concatenate(([0.0], np.cumsum(values)))
+    return csum[offs[1:]] - csum[offs[:-1]]
+
+
+_BY_NAME = {
+    "NDCG": ndcg_at_k,
+    "DCG": dcg_at_k,
+    "ERR": err_at_k,
+    "MRR": mrr,
+    "PRECISION": precision_at_k,
+    "MAP": average_precision,
+}
+
+
+def evaluate(metric: str, scores, labels, query_offsets, k=None, **options):
+    """Dispatch by name (``"NDCG"``, ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"precision"``, ``"MAP"``)."""
+    key = str(metric).upper()
+    if key not in _BY_NAME:
+        raise ValueError(f"unknown metric {metric!r}: expected one of {tuple(_BY_NAME)}")
+    return _BY_NAME[key](scores, labels, query_offsets, k, **options)
