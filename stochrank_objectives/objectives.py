@@ -85,7 +85,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                              sigma=1.0, mu=0.0, nu=0.01, sfa=1.0, n_samples=1, seed=0,
                              iteration=0, estimator="ccs", conditioning="translation",
                              gain="exp2", grade_max=None, threshold=0.0, center=True,
-                             noise=None, window=DEFAULT_WINDOW, _prepared=None):
+                             noise=None, window=DEFAULT_WINDOW):
     """Gradient of the smoothed loss ``E L(z + sigma eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
     Args:
@@ -115,9 +115,16 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    if _prepared is None:
-        _prepared = metric_spec.kernel_args(labels, offs)
-    gain_arr, cont, pos_weight, t, _, scale = _prepared
+    return _estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
+                     mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
+                     estimator=estimator, conditioning=conditioning, center=center, noise=noise,
+                     window=window)
+
+
+def _estimate(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed, iteration,
+              estimator, conditioning, center=True, noise=None, window=DEFAULT_WINDOW):
+    """The estimator on validated arrays and precomputed metric arrays (``kernel_args``)."""
+    gain_arr, cont, pos_weight, t, _, scale = prepared
     shifted = scores - (sigma * mu) * labels if mu != 0.0 else scores
     translation = conditioning == "translation"
     if noise is None:
@@ -254,10 +261,12 @@ class StochasticRank:
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)`` of the smoothed loss at ``scores`` (see the module protocol)."""
         kwargs = self._validated()
+        for name in ("metric", "top", "gain", "grade_max", "threshold"):
+            del kwargs[name]
+        iteration = _check_int(iteration, "iteration", 0)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        prepared = self._prepared(labels, offs)
-        grad = stochastic_rank_gradient(scores, labels, offs, iteration=iteration,
-                                        _prepared=prepared, **kwargs)
+        grad = _estimate(scores, labels, offs, self._prepared(labels, offs), iteration=iteration,
+                         **kwargs)
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets) -> float:

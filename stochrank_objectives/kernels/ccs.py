@@ -71,25 +71,27 @@ def _first_not_above(sorted_desc, value):
 
 @njit(cache=True)
 def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation,
-              window, factor, out):
-    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for one query into ``out``."""
+              window, factor, out, work):
+    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for one query into ``out``.
+
+    ``work`` is scratch space of at least ``5 * n + 2`` floats.
+    """
     n = shifted.shape[0]
     if n < 2 or scale == 0.0:
         return
-    y = np.empty(n)
+    ys = work[:n]
+    gs = work[n:2 * n]
+    ds = work[2 * n:3 * n]
+    prefix = work[3 * n:4 * n + 1]  # prefix[u] = prod_{v<u} d_v
+    skip_zero = work[4 * n + 1:5 * n + 2]  # the same product with the first zero left out
     for i in range(n):
-        y[i] = shifted[i] + sigma * noise[i]
-    order = np.argsort(-y)
-    ys = np.empty(n)
-    gs = np.empty(n)
-    ds = np.empty(n)
+        ys[i] = -(shifted[i] + sigma * noise[i])
+    order = np.argsort(ys)  # descending noisy scores (ties have probability zero)
     for p in range(n):
-        ys[p] = y[order[p]]
-        gs[p] = gain[order[p]]
-        ds[p] = cont[order[p]]
-    # prefix[u] = prod_{v<u} d_v; skip_zero[u] = the same product with the first zero left out.
-    prefix = np.empty(n + 1)
-    skip_zero = np.empty(n + 1)
+        doc = order[p]
+        ys[p] = shifted[doc] + sigma * noise[doc]
+        gs[p] = gain[doc]
+        ds[p] = cont[doc]
     prefix[0] = 1.0
     skip_zero[0] = 1.0
     first_zero = n
@@ -112,6 +114,8 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
     inv_s = 1.0 / s
     coef = factor * scale * _INV_SQRT_2PI * inv_s
     n_slots = min(top, n - 1)  # slots t with a possibly non-zero jump: t < min(top, n - 1)
+    # Breakpoints that can jump sit at positions u <= n_slots; search only those.
+    searchable = ys[:n_slots + 1]
 
     for p in range(n):
         doc = order[p]
@@ -122,33 +126,47 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
         gi = gs[p]
         di = ds[p]
         low_value = mean - window * s
-        u = _first_not_above(ys, mean + window * s)
+        high_value = mean + window * s
+        start = 0 if ys[0] <= high_value else _first_not_above(searchable, high_value)
         acc = 0.0
-        while u < n:
-            if u == p:
-                u += 1
-                continue
-            t = u if u < p else u - 1
-            if t >= n_slots or ys[u] < low_value:
+        # Others above doc: slot t = u, continuation product prefix[u].
+        for u in range(start, min(p, n_slots)):
+            if ys[u] < low_value:
                 break
-            if u < p:
-                prod = prefix[u]
-            elif di > 0.0:
-                prod = prefix[u] / di
-            elif p == first_zero:
+            prod = prefix[u]
+            if prod == 0.0:
+                break  # every later slot sits behind a zero continuation
+            wt = pos_weight[u]
+            wt1 = pos_weight[u + 1]
+            jump = prod * (gi * (wt - ds[u] * wt1) - gs[u] * (wt - di * wt1))
+            if jump != 0.0:
+                x = (ys[u] - mean) * inv_s
+                acc += jump * math.exp(-0.5 * x * x)
+        # Others below doc: slot t = u - 1; the product skips doc itself.
+        if di > 0.0:
+            inv_di = 1.0 / di
+            zero_ok = True
+        else:
+            inv_di = 0.0
+            zero_ok = p == first_zero
+        for u in range(max(start, p + 1), n_slots + 1):
+            if ys[u] < low_value:
+                break
+            if di > 0.0:
+                prod = prefix[u] * inv_di
+            elif zero_ok:
                 prod = skip_zero[u]
             else:
                 prod = 0.0
             if prod == 0.0:
-                break  # every later slot sits behind a zero continuation
-            go = gs[u]
+                break
+            t = u - 1
             wt = pos_weight[t]
             wt1 = pos_weight[t + 1]
-            jump = prod * (gi * (wt - ds[u] * wt1) - go * (wt - di * wt1))
+            jump = prod * (gi * (wt - ds[u] * wt1) - gs[u] * (wt - di * wt1))
             if jump != 0.0:
                 x = (ys[u] - mean) * inv_s
                 acc += jump * math.exp(-0.5 * x * x)
-            u += 1
         out[doc] -= coef * acc
 
 
@@ -162,9 +180,13 @@ def ccs_gradient_from_noise(shifted, gain, cont, noise, query_offsets, query_sca
     for q in prange(n_queries):
         lo = query_offsets[q]
         hi = query_offsets[q + 1]
+        if hi - lo < 2 or query_scale[q] == 0.0:
+            continue
+        work = np.empty(5 * (hi - lo) + 2)
         for k in range(n_samples):
             ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], noise[k, lo:hi], pos_weight, top,
-                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi])
+                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi],
+                      work)
     return out
 
 
@@ -179,11 +201,14 @@ def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_wei
         hi = query_offsets[q + 1]
         if hi - lo < 2 or query_scale[q] == 0.0:
             continue
-        buf = np.empty(hi - lo)
+        n = hi - lo
+        work = np.empty(6 * n + 2)
+        buf = work[5 * n + 2:]
         for k in range(n_samples):
             fill_standard_normal(stream_key(seed, iteration, q, k), buf)
             ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], buf, pos_weight, top,
-                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi])
+                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi],
+                      work)
     return out
 
 
