@@ -1,0 +1,81 @@
+"""Internals of the kernels: the vectorisable Gaussian kernel and the counter-based noise streams."""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+from numba import njit
+
+from stochrank_objectives import draw_noise
+from stochrank_objectives.kernels.ccs import gaussian_kernel
+from stochrank_objectives.kernels.rng import draw_grouped_normals
+
+
+@njit(cache=True)
+def _kernel_on_grid(xs):
+    out = np.empty_like(xs)
+    for i in range(xs.shape[0]):
+        out[i] = gaussian_kernel(xs[i])
+    return out
+
+
+def test_gaussian_kernel_matches_exp_to_3e14_relative_inside_the_window():
+    xs = np.linspace(-11.3, 11.3, 400_001)  # |x| <= sqrt(128): above the -64 clamp
+    exact = np.exp(-0.5 * xs * xs)
+    rel = np.abs(_kernel_on_grid(xs) - exact) / exact
+    assert rel.max() < 3e-14
+
+
+def test_gaussian_kernel_is_tiny_and_finite_far_outside():
+    xs = np.array([12.0, 50.0, 1e3, 1e150, -1e150])
+    vals = _kernel_on_grid(xs)
+    assert np.all(np.isfinite(vals)) and np.all(vals >= 0) and np.all(vals < 2e-28)
+
+
+def test_noise_streams_are_standard_normal():
+    offsets = np.arange(0, 200_001, 100)  # 2000 queries of 100 documents
+    z = draw_noise(offsets, n_samples=2, seed=3)
+    # mean, variance, skewness, kurtosis of 400k draws: 6-sigma bands around N(0, 1) values
+    n = z.size
+    assert abs(z.mean()) < 6 / math.sqrt(n)
+    assert abs(z.var() - 1) < 6 * math.sqrt(2 / n)
+    assert abs(np.mean(z ** 3)) < 6 * math.sqrt(15 / n)
+    assert abs(np.mean(z ** 4) - 3) < 6 * math.sqrt(96 / n)
+    # tail probability P(|z| > 3) = 0.0027
+    tail = np.mean(np.abs(z) > 3)
+    assert abs(tail - 0.0026998) < 6 * math.sqrt(0.0027 / n)
+
+
+def test_noise_streams_are_uncorrelated_across_queries_samples_and_iterations():
+    offsets = np.arange(0, 50_001, 50)
+    a = draw_noise(offsets, n_samples=2, seed=1, iteration=0)
+    b = draw_noise(offsets, n_samples=1, seed=1, iteration=1)
+    c = draw_noise(offsets, n_samples=1, seed=2, iteration=0)
+    limit = 6 / math.sqrt(a.shape[1])
+    for x, y in [(a[0], a[1]), (a[0], b[0]), (a[0], c[0]), (a[0, :-50], a[0, 50:])]:
+        assert abs(np.corrcoef(x, y)[0, 1]) < limit
+
+
+def test_noise_is_bit_identical_for_any_thread_count_and_keyed_by_query():
+    offsets = np.array([0, 3, 3, 10, 11, 40])
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = draw_grouped_normals(offsets, 3, 7, 5)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = draw_grouped_normals(offsets, 3, 7, 5)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one, many)
+    # a query's noise depends on its index, not on the other queries' sizes
+    other = draw_grouped_normals(np.array([0, 5, 5, 12]), 3, 7, 5)
+    assert np.array_equal(one[:, 3:10], other[:, 5:12])
+    assert np.array_equal(one[:, 0:3], other[:, 0:3])  # query 0: same stream, prefix of it
+    assert not np.array_equal(one, draw_grouped_normals(offsets, 3, 7, 6))
+
+
+@pytest.mark.parametrize("bad", [dict(n_samples=0), dict(seed=-1), dict(iteration=1.5)])
+def test_draw_noise_rejects_bad_arguments(bad):
+    with pytest.raises((ValueError, TypeError)):
+        draw_noise(np.array([0, 3]), **bad)
