@@ -1,0 +1,389 @@
+"""Independent reference implementations for the test suite.
+
+Everything here is written from the definitions (the project brief, the StochasticRank paper
+sections 3-5 and supplement C/D), deliberately without looking at the package's kernels:
+
+* ranking metrics of one *ordered* label list, computed from scratch (scalar loops and a
+  vectorised batch form used by the brute-force estimators);
+* tie policies by explicit enumeration of the orderings of tied blocks;
+* a brute-force CCS gradient: for every document ``i`` and every noise row, ``i`` is removed
+  and explicitly re-inserted at every slot of the others' noisy order, the metric of every
+  resulting list is recomputed from scratch, and the jumps are weighted with the conditional
+  density of ``i``'s score at the breakpoints;
+* a brute-force REINFORCE gradient and the centring / Scale-Free-Acceleration post-processing;
+* random grouped-data generators (with heavy ties).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+# ----------------------------------------------------------------------------------------
+# Per-document transforms of the labels
+# ----------------------------------------------------------------------------------------
+
+
+def dcg_gain(labels, gain="exp2"):
+    labels = np.asarray(labels, dtype=np.float64)
+    return np.exp2(labels) - 1.0 if gain == "exp2" else labels.copy()
+
+
+def err_prob(labels, grade_max=None):
+    labels = np.asarray(labels, dtype=np.float64)
+    if grade_max is None:
+        return labels.copy()
+    return (np.exp2(labels) - 1.0) / 2.0 ** grade_max
+
+
+# ----------------------------------------------------------------------------------------
+# Scalar metrics of one ordered list (plain loops, straight from the definitions)
+# ----------------------------------------------------------------------------------------
+
+
+def _cut(k, n):
+    return n if k is None else min(k, n)
+
+
+def dcg_list(ordered, k=None, gain="exp2"):
+    total = 0.0
+    for p in range(_cut(k, len(ordered))):
+        r = float(ordered[p])
+        g = (2.0 ** r - 1.0) if gain == "exp2" else r
+        total += g / math.log2(p + 2)
+    return total
+
+
+def idcg(labels, k=None, gain="exp2"):
+    return dcg_list(sorted(labels, reverse=True), k, gain)
+
+
+def ndcg_list(ordered, k=None, gain="exp2", empty=1.0):
+    ideal = idcg(ordered, k, gain)
+    if ideal == 0.0:
+        return empty
+    return dcg_list(ordered, k, gain) / ideal
+
+
+def err_list(ordered, k=None, grade_max=None):
+    total, still = 0.0, 1.0
+    for p in range(_cut(k, len(ordered))):
+        r = float(ordered[p])
+        prob = r if grade_max is None else (2.0 ** r - 1.0) / 2.0 ** grade_max
+        total += still * prob / (p + 1)
+        still *= 1.0 - prob
+    return total
+
+
+def rr_list(ordered, k=None, threshold=0.0):
+    for p in range(_cut(k, len(ordered))):
+        if ordered[p] > threshold:
+            return 1.0 / (p + 1)
+    return 0.0
+
+
+def precision_list(ordered, k, threshold=0.0):
+    hits = sum(1 for p in range(min(k, len(ordered))) if ordered[p] > threshold)
+    return hits / k
+
+
+def ap_list(ordered, k=None, threshold=0.0, empty=1.0):
+    n_rel = sum(1 for r in ordered if r > threshold)
+    if n_rel == 0:
+        return empty
+    hits, total = 0, 0.0
+    for p in range(_cut(k, len(ordered))):
+        if ordered[p] > threshold:
+            hits += 1
+            total += hits / (p + 1)
+    return total / n_rel
+
+
+def metric_list(metric, ordered, k=None, *, gain="exp2", grade_max=None, threshold=0.0,
+                empty=None):
+    """Metric of one ordered label list. ``empty``: value when nothing is relevant (NDCG/MAP)."""
+    metric = metric.upper()
+    if metric == "DCG":
+        return dcg_list(ordered, k, gain)
+    if metric == "NDCG":
+        return ndcg_list(ordered, k, gain, 1.0 if empty is None else empty)
+    if metric == "ERR":
+        return err_list(ordered, k, grade_max)
+    if metric == "MRR":
+        return rr_list(ordered, k, threshold)
+    if metric == "PRECISION":
+        return precision_list(ordered, k, threshold)
+    if metric == "MAP":
+        return ap_list(ordered, k, threshold, 1.0 if empty is None else empty)
+    raise ValueError(metric)
+
+
+# ----------------------------------------------------------------------------------------
+# Orderings of a query under the tie policies (explicit enumeration)
+# ----------------------------------------------------------------------------------------
+
+
+def order_with_ties(scores, labels, ties):
+    """Document indices by score descending; ties broken by ``ties`` (worst/best/input_order)."""
+    idx = list(range(len(scores)))
+    if ties == "worst":
+        key = lambda i: (-scores[i], labels[i], i)  # noqa: E731
+    elif ties == "best":
+        key = lambda i: (-scores[i], -labels[i], i)  # noqa: E731
+    elif ties == "input_order":
+        key = lambda i: (-scores[i], i)  # noqa: E731
+    else:
+        raise ValueError(ties)
+    return sorted(idx, key=key)
+
+
+def all_tie_orderings(scores):
+    """Every ordering of the documents consistent with the scores (permute each tied block)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    values = sorted(set(scores.tolist()), reverse=True)
+    blocks = [[i for i in range(len(scores)) if scores[i] == v] for v in values]
+    for perms in itertools.product(*(itertools.permutations(b) for b in blocks)):
+        yield [i for block in perms for i in block]
+
+
+def tie_policy_values(metric, scores, labels, k=None, **opts):
+    """(min, max, mean) of the metric over all orderings of the tied blocks."""
+    labels = np.asarray(labels, dtype=np.float64)
+    vals = [metric_list(metric, labels[list(o)], k, **opts) for o in all_tie_orderings(scores)]
+    return min(vals), max(vals), float(np.mean(vals))
+
+
+def grouped_metric(metric, scores, labels, offs, k=None, ties="worst", **opts):
+    """Per-query values under ``ties`` in {worst, best, input_order, expected} (enumeration)."""
+    out = []
+    for lo, hi in zip(offs[:-1], offs[1:]):
+        s, r = np.asarray(scores[lo:hi]), np.asarray(labels[lo:hi], dtype=np.float64)
+        if ties == "expected":
+            vals = [metric_list(metric, r[list(o)], k, **opts) for o in all_tie_orderings(s)]
+            out.append(float(np.mean(vals)) if vals else np.nan)
+        else:
+            out.append(metric_list(metric, r[order_with_ties(s, r, ties)], k, **opts))
+    return np.array(out)
+
+
+# ----------------------------------------------------------------------------------------
+# Vectorised metric of many ordered label lists (last axis = positions)
+# ----------------------------------------------------------------------------------------
+
+
+def metric_batch(metric, lists, k=None, *, gain="exp2", grade_max=None, threshold=0.0,
+                 ideal=None):
+    """Metric of each ordered list along the last axis, from scratch.
+
+    ``ideal``: IDCG for NDCG (the caller computes it once; 0 is returned where it is 0).
+    """
+    lists = np.asarray(lists, dtype=np.float64)
+    n = lists.shape[-1]
+    pos = np.arange(n, dtype=np.float64)
+    inside = pos < _cut(k, n)
+    if metric in ("DCG", "NDCG"):
+        w = np.where(inside, 1.0 / np.log2(pos + 2.0), 0.0)
+        val = (dcg_gain(lists, gain) * w).sum(axis=-1)
+        if metric == "NDCG":
+            val = val / ideal if ideal > 0 else np.zeros_like(val)
+        return val
+    if metric == "ERR":
+        prob = err_prob(lists, grade_max)
+        still = np.cumprod(1.0 - prob, axis=-1)
+        before = np.concatenate([np.ones_like(still[..., :1]), still[..., :-1]], axis=-1)
+        w = np.where(inside, 1.0 / (pos + 1.0), 0.0)
+        return (prob * before * w).sum(axis=-1)
+    if metric == "MRR":
+        rel = lists > threshold
+        first = np.argmax(rel, axis=-1)
+        ok = rel.any(axis=-1) & (first < _cut(k, n))
+        return np.where(ok, 1.0 / (first + 1.0), 0.0)
+    raise ValueError(metric)
+
+
+def query_ideal(metric, labels, k=None, gain="exp2"):
+    if metric == "NDCG":
+        return idcg(list(labels), k, gain)
+    return None
+
+
+# ----------------------------------------------------------------------------------------
+# Brute-force estimators
+# ----------------------------------------------------------------------------------------
+
+
+def _normal_pdf(x, mean, sd):
+    return np.exp(-0.5 * ((x - mean) / sd) ** 2) / (sd * math.sqrt(2.0 * math.pi))
+
+
+def ccs_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0,
+                  conditioning="translation", gain="exp2", grade_max=None, threshold=0.0):
+    """Raw (uncentred, no SFA) CCS estimate for one query, averaged over the noise rows.
+
+    For each document i and noise row: the other documents sit at y_k = a_k + sigma e_k, i is
+    re-inserted just above / just below every y_k, the loss (-metric) of each list is
+    recomputed from scratch, and the jump at y_k is weighted by the density of i's score there.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    r = np.asarray(labels, dtype=np.float64)
+    noise = np.atleast_2d(np.asarray(noise, dtype=np.float64))
+    n = z.shape[0]
+    grad = np.zeros(n)
+    if n < 2:
+        return grad
+    ideal = query_ideal(metric, r, top, gain)
+    if metric == "NDCG" and ideal == 0.0:
+        return grad
+    opts = dict(gain=gain, grade_max=grade_max, threshold=threshold, ideal=ideal)
+    a = z - sigma * mu * r
+    y = a[None, :] + sigma * noise  # (R, n)
+    # slot template: list position j of "i inserted at slot p" -> index into [others..., i]
+    tmpl = np.empty((n, n), dtype=np.int64)
+    for p in range(n):
+        for j in range(n):
+            tmpl[p, j] = j if j < p else (n - 1 if j == p else j - 1)
+    for i in range(n):
+        others = np.array([k for k in range(n) if k != i])
+        y_o = y[:, others]
+        order = np.argsort(-y_o, axis=1, kind="stable")
+        y_sorted = np.take_along_axis(y_o, order, axis=1)  # (R, n-1) descending
+        ext = np.concatenate([r[others][order], np.full((y.shape[0], 1), r[i])], axis=1)
+        lists = ext[:, tmpl]  # (R, n slots, n positions)
+        loss = -metric_batch(metric, lists, top, **opts)  # (R, n)
+        jumps = loss[:, :-1] - loss[:, 1:]  # just above y_(j) minus just below y_(j)
+        if conditioning == "coordinate":
+            mean, sd = a[i], sigma
+        elif conditioning == "catboost_literal":
+            # CatBoost 1.2.10's unit-mismatched conditional mean (native_semantics.md 1.4):
+            # (sum of unit normals - sigma * e_i) / (n - 1); equal to "translation" at sigma=1.
+            mean = a[i] + (noise.sum(axis=1, keepdims=True) - sigma * noise[:, i:i + 1]) / (n - 1)
+            sd = sigma * math.sqrt(n / (n - 1.0))
+        else:
+            mean = a[i] + sigma * noise[:, others].mean(axis=1, keepdims=True)
+            sd = sigma * math.sqrt(n / (n - 1.0))
+        grad[i] = np.mean(np.sum(jumps * _normal_pdf(y_sorted, mean, sd), axis=1))
+    return grad
+
+
+def reinforce_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0, gain="exp2",
+                        grade_max=None, threshold=0.0):
+    """mean_k (L(a + sigma e_k) - L(a)) e_k / sigma, L(a) with worst ties."""
+    z = np.asarray(z, dtype=np.float64)
+    r = np.asarray(labels, dtype=np.float64)
+    noise = np.atleast_2d(np.asarray(noise, dtype=np.float64))
+    n = z.shape[0]
+    if n < 2:
+        return np.zeros(n)
+    ideal = query_ideal(metric, r, top, gain)
+    if metric == "NDCG" and ideal == 0.0:
+        return np.zeros(n)
+    opts = dict(gain=gain, grade_max=grade_max, threshold=threshold, ideal=ideal)
+    a = z - sigma * mu * r
+    base = -metric_batch(metric, r[order_with_ties(a, r, "worst")], top, **opts)
+    y = a[None, :] + sigma * noise
+    order = np.argsort(-y, axis=1, kind="stable")
+    loss = -metric_batch(metric, r[order], top, **opts)
+    return ((loss - base)[:, None] * noise).mean(axis=0) / sigma
+
+
+def center_sfa_query(g, z, *, center=True, sfa=1.0, nu=0.01):
+    g = np.array(g, dtype=np.float64)
+    n = g.shape[0]
+    if n < 2:
+        return np.zeros(n)
+    if center:
+        g = g - g.mean()
+    if sfa > 0 and n > 2:
+        c = np.asarray(z, dtype=np.float64) - np.mean(z)
+        g = g - sfa * np.dot(g, c) / (np.linalg.norm(c) + nu) ** 2 * c
+    return g
+
+
+def brute_gradient(scores, labels, offs, noise, *, estimator="ccs", center=True, sfa=1.0,
+                   nu=0.01, **kw):
+    """Full grouped brute-force gradient (loss convention) with centring and SFA."""
+    out = np.zeros(len(scores))
+    noise = np.atleast_2d(noise)
+    for lo, hi in zip(offs[:-1], offs[1:]):
+        if hi - lo < 2:
+            continue
+        args = (scores[lo:hi], labels[lo:hi], noise[:, lo:hi])
+        if estimator == "ccs":
+            raw = ccs_raw_query(*args, **kw)
+        else:
+            kw2 = {k: v for k, v in kw.items() if k != "conditioning"}
+            raw = reinforce_raw_query(*args, **kw2)
+        out[lo:hi] = center_sfa_query(raw, scores[lo:hi], center=center, sfa=sfa, nu=nu)
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Vectorised Monte Carlo of the smoothed loss (statistical tests)
+# ----------------------------------------------------------------------------------------
+
+
+def smoothed_loss_samples(a, labels, eps, sigma, metric, top=None, **opts):
+    """L(a + sigma * eps) for each row of eps (-metric of the noisy order)."""
+    r = np.asarray(labels, dtype=np.float64)
+    ideal = query_ideal(metric, r, top, opts.get("gain", "exp2"))
+    order = np.argsort(-(a[None, :] + sigma * eps), axis=1, kind="stable")
+    return -metric_batch(metric, r[order], top, ideal=ideal, **opts)
+
+
+def score_function_gradient(a, labels, sigma, metric, top=None, n=1_000_000, seed=0,
+                            chunk=250_000, **opts):
+    """Stein / score-function estimate of d/da E L(a + sigma e), with a control-variate baseline.
+
+    Returns (mean, standard error) per coordinate. The baseline is the loss of an independent
+    pilot batch's mean, so the estimate stays unbiased.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    d = a.shape[0]
+    rng = np.random.default_rng(seed)
+    pilot = smoothed_loss_samples(a, labels, rng.standard_normal((20_000, d)), sigma, metric,
+                                  top, **opts)
+    base = pilot.mean()
+    s1 = np.zeros(d)
+    s2 = np.zeros(d)
+    done = 0
+    while done < n:
+        m = min(chunk, n - done)
+        e = rng.standard_normal((m, d))
+        loss = smoothed_loss_samples(a, labels, e, sigma, metric, top, **opts)
+        x = (loss - base)[:, None] * e / sigma
+        s1 += x.sum(axis=0)
+        s2 += (x * x).sum(axis=0)
+        done += m
+    mean = s1 / n
+    var = s2 / n - mean ** 2
+    return mean, np.sqrt(var / n)
+
+
+# ----------------------------------------------------------------------------------------
+# Data generators
+# ----------------------------------------------------------------------------------------
+
+
+def random_labels(rng, n, metric, *, grade_max=None, max_grade=4):
+    """Labels valid for ``metric``: grades, or ERR probabilities including exact 0 and 1."""
+    if metric == "ERR" and grade_max is None:
+        choices = np.array([0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 0.1, 0.9])
+        return rng.choice(choices, n)
+    top = max_grade if grade_max is None else int(grade_max)
+    return rng.integers(0, top + 1, n).astype(np.float64)
+
+
+def tied_scores(rng, n, levels=3):
+    """Scores drawn from a few integer values (heavy ties)."""
+    return rng.integers(0, levels, n).astype(np.float64)
+
+
+def random_query_set(rng, sizes, metric, *, tie_levels=3, **kw):
+    sizes = np.asarray(sizes, dtype=np.int64)
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(offs[-1])
+    scores = tied_scores(rng, n, tie_levels) if tie_levels else rng.normal(size=n)
+    labels = random_labels(rng, n, metric, **kw)
+    return scores, labels, offs
