@@ -1,0 +1,364 @@
+"""CatBoost adapter: routes agree, guards fire, SGLB is reproducible, models are portable."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+catboost = pytest.importorskip("catboost")
+from catboost import CatBoost, CatBoostError, Pool  # noqa: E402
+from catboost.utils import eval_metric  # noqa: E402
+
+from stochrank_objectives import StochasticRank, metrics, query_offsets_from_qid  # noqa: E402
+from stochrank_objectives.adapters.catboost import (  # noqa: E402
+    MAX_ROWS,
+    CatBoostObjective,
+    StochasticCatBoostRanker,
+    decode_row_index,
+    default_eval_metric,
+    encode_row_index,
+)
+from stochrank_objectives.sglb import SGLB  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+NDCG5 = "NDCG:top=5;type=Exp"
+# Settings under which one CatBoost fit and the one-tree-per-fit reference can agree bit for
+# bit: no bootstrap and no split-score noise (their random streams differ between the routes).
+EXACT = dict(bootstrap_type="No", random_strength=0, thread_count=2)
+
+
+def make_ranking(n_queries=90, seed=0, min_size=2, max_size=140, n_features=8):
+    """Variable-size queries (so CatBoost's 1000-row chunks end inside queries), labels 0..4."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(min_size, max_size, n_queries)
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, n_features))
+    w = np.linspace(1.0, -0.5, n_features)
+    y = np.clip(np.round(X @ w / 2 + rng.normal(size=n)), 0, 4).astype(np.int64)
+    qid = np.repeat(np.arange(n_queries) * 7 + 3, sizes)  # arbitrary, contiguous ids
+    return X, y, qid
+
+
+class Recording:
+    """A protocol-only objective (no metric_spec) that records the scores it is called with."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = []
+
+    def grad_hess(self, scores, labels, query_offsets, iteration=0):
+        self.calls.append((iteration, np.array(scores, copy=True)))
+        return self.inner.grad_hess(scores, labels, query_offsets, iteration=iteration)
+
+
+@pytest.fixture(scope="module")
+def ranking():
+    X, y, qid = make_ranking()
+    offs = query_offsets_from_qid(qid)
+    edges = np.arange(1000, offs[-1], 1000)
+    inside = [(offs[:-1] < e) & (e < offs[1:]) for e in edges]
+    assert len(edges) >= 4 and all(m.any() for m in inside)  # chunk edges cut queries
+    return X, y, qid
+
+
+# -- eval metric: CatBoost's own metrics are ours with worst-permutation ties -----------------
+
+
+def test_catboost_metrics_equal_ours_with_worst_ties():
+    rng = np.random.default_rng(1)
+    sizes = rng.integers(1, 12, 300)
+    offs = np.concatenate(([0], np.cumsum(sizes)))
+    gid = np.repeat(np.arange(sizes.size), sizes)
+    y = rng.integers(0, 5, offs[-1]).astype(float)
+    s = rng.integers(0, 3, offs[-1]).astype(float)  # heavy ties; some queries lack relevance
+    for k in (None, 3):
+        top = "" if k is None else f"top={k};"
+        cases = [
+            (f"NDCG:{top}type=Exp", metrics.ndcg_at_k(s, y, offs, k), y),
+            (f"NDCG:{top}type=Base", metrics.ndcg_at_k(s, y, offs, k, gain="linear"), y),
+            (f"DCG:{top}type=Exp", metrics.dcg_at_k(s, y, offs, k), y),
+            (f"ERR:{top}".rstrip(":;") or "ERR", metrics.err_at_k(s, y / 4, offs, k), y / 4),
+            (f"MRR:{top}border=0", metrics.mrr(s, y, offs, k), y),
+            (f"MRR:{top}border=2.5", metrics.mrr(s, y, offs, k, threshold=2.5), y),
+        ]
+        for name, ours, labels in cases:
+            assert eval_metric(labels, s, name, group_id=gid)[0] == pytest.approx(ours, abs=1e-12)
+
+
+def test_default_eval_metric_strings():
+    assert default_eval_metric(StochasticRank(metric="NDCG", top=5)) == "NDCG:top=5;type=Exp"
+    assert default_eval_metric(StochasticRank(metric="NDCG", gain="linear")) == "NDCG:type=Base"
+    assert default_eval_metric(StochasticRank(metric="ERR", top=3)) == "ERR:top=3"
+    assert default_eval_metric(StochasticRank(metric="MRR", threshold=1)) == "MRR:border=1"
+    with pytest.raises(ValueError, match="eval_metric"):
+        default_eval_metric(Recording(StochasticRank()))
+
+
+# -- training on real data -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mq2008():
+    fold = DATA / "mq2008" / "Fold1"
+    if not (fold / "train.txt.gz").exists() or not (fold / "vali.txt").exists():
+        pytest.skip(f"MQ2008 Fold1 not found under {fold}")
+    from sklearn.datasets import load_svmlight_file
+
+    X, y, q = load_svmlight_file(str(fold / "train.txt.gz"), query_id=True)
+    Xv, yv, qv = load_svmlight_file(str(fold / "vali.txt"), query_id=True)
+    return X.toarray(), y.astype(np.int64), q, Xv.toarray(), yv.astype(np.int64), qv
+
+
+def test_mq2008_stochastic_rank_beats_constant(mq2008):
+    X, y, q, Xv, yv, qv = mq2008
+    ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5, seed=0),
+                                      iterations=100, learning_rate=0.1, depth=6,
+                                      thread_count=2, random_seed=0)
+    ranker.fit(X, y, group_id=q, eval_set=(Xv, yv, qv), use_best_model=False)
+    assert ranker.route_ == "pointer" and ranker.model_.tree_count_ == 100
+    offs = query_offsets_from_qid(qv)
+    ours = metrics.ndcg_at_k(ranker.predict(Xv), yv, offs, 5)  # exp2 gain, worst ties
+    constant = metrics.ndcg_at_k(np.zeros(len(yv)), yv, offs, 5)
+    assert ours > constant + 0.3, (ours, constant)
+    # the eval metric CatBoost reported during training is our metric on the final model
+    assert ranker.evals_result_["validation"][NDCG5][-1] == pytest.approx(ours, abs=1e-12)
+
+
+# -- the pointer route computes every gradient on the right query ------------------------------
+
+
+@pytest.mark.parametrize("sglb", [{}, dict(langevin=True, diffusion_temperature=300.0,
+                                           model_shrink_rate=0.3)], ids=["plain", "sglb"])
+def test_pointer_route_equals_one_tree_per_fit_reference(ranking, sglb):
+    X, y, qid = ranking
+    params = dict(iterations=25, depth=4, learning_rate=0.2, **EXACT, **sglb)
+    fits = {}
+    for route in ("pointer", "per_tree"):
+        ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5, seed=11),
+                                          route=route, **params)
+        ranker.fit(X, y, group_id=qid, eval_set=(X[::2], y[::2], qid[::2]),
+                   use_best_model=False)
+        assert ranker.route_ == route and ranker.n_iterations_ == 25
+        fits[route] = ranker
+    # one gradient evaluation per tree: the leaf pass reuses the tree-search derivatives
+    assert fits["pointer"].n_gradient_evaluations_ == 25
+    a, b = (fits[r].predict(X) for r in ("pointer", "per_tree"))
+    assert np.max(np.abs(a - b)) <= 1e-12
+    hist_a, hist_b = (fits[r].evals_result_["validation"][NDCG5] for r in ("pointer", "per_tree"))
+    np.testing.assert_allclose(hist_a, hist_b, rtol=0, atol=1e-12)
+    assert fits["pointer"].best_iteration_ == fits["per_tree"].best_iteration_
+    offs = query_offsets_from_qid(qid)  # and a real model, not a constant one
+    assert metrics.ndcg_at_k(a, y, offs, 5) > metrics.ndcg_at_k(0 * a, y, offs, 5) + 0.2
+
+
+def test_objective_sees_the_current_model_scores(ranking):
+    """The whole-buffer view is F_t, the model after t trees, for every tree t."""
+    X, y, qid = ranking
+    recording = Recording(StochasticRank(metric="NDCG", top=5, seed=2))
+    ranker = StochasticCatBoostRanker(recording, eval_metric=NDCG5, iterations=12, depth=4,
+                                      learning_rate=0.3, thread_count=2)
+    ranker.fit(X, y, group_id=qid)
+    assert [t for t, _ in recording.calls] == list(range(12))  # once per tree, in order
+    for t, scores in recording.calls:
+        expected = np.zeros(len(y)) if t == 0 else ranker.predict(X, ntree_end=t)
+        np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12)
+
+
+# -- guards ----------------------------------------------------------------------------------
+
+
+def _with_category(X, seed=0):
+    import pandas as pd
+
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    df["cat"] = np.random.default_rng(seed).integers(0, 6, len(df)).astype(str)
+    return df
+
+
+def test_ordered_boosting_is_refused(ranking):
+    X, y, qid = ranking
+    for route in ("auto", "per_tree"):
+        ranker = StochasticCatBoostRanker(StochasticRank(top=5), route=route,
+                                          boosting_type="Ordered", iterations=3)
+        with pytest.raises(ValueError, match="boosting_type='Plain'"):
+            ranker.fit(X, y, group_id=qid)
+
+
+def test_categorical_features_without_has_time_fall_back(ranking):
+    X, y, qid = ranking
+    df = _with_category(X)
+    kw = dict(iterations=4, depth=3, thread_count=2)
+    with pytest.warns(RuntimeWarning, match="has_time"):
+        ranker = StochasticCatBoostRanker(StochasticRank(top=5), **kw)
+        ranker.fit(df, y, group_id=qid, cat_features=["cat"])
+    assert ranker.route_ == "per_tree" and ranker.model_.tree_count_ == 4
+    assert np.isfinite(ranker.predict(df)).all()
+    with pytest.raises(ValueError, match="has_time=True"):
+        StochasticCatBoostRanker(StochasticRank(top=5), route="pointer", **kw).fit(
+            df, y, group_id=qid, cat_features=["cat"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ranker = StochasticCatBoostRanker(StochasticRank(top=5), has_time=True, **kw)
+        ranker.fit(df, y, group_id=qid, cat_features=["cat"])
+    assert ranker.route_ == "pointer"
+    # only target-free CTRs: the learn labels are row indices
+    with pytest.raises(ValueError, match="target statistics"):
+        StochasticCatBoostRanker(StochasticRank(top=5), has_time=True, simple_ctr=["Borders"],
+                                 **kw).fit(df, y, group_id=qid, cat_features=["cat"])
+
+
+def test_layout_guard_stops_a_permuted_pointer_fit(ranking):
+    X, y, qid = ranking
+    df = _with_category(X)
+    offs = query_offsets_from_qid(qid)
+    adapter = CatBoostObjective(StochasticRank(top=5), y, offs)
+    model = CatBoost(dict(loss_function=adapter, eval_metric=NDCG5, iterations=2, depth=3,
+                          simple_ctr=["Counter"], combinations_ctr=["Counter"],
+                          allow_writing_files=False, verbose=False))
+    pool = Pool(df, label=encode_row_index(len(y)), group_id=np.repeat(
+        np.arange(len(offs) - 1), np.diff(offs)), cat_features=["cat"])
+    with pytest.raises(CatBoostError, match="LayoutError"):
+        model.fit(pool, callbacks=[adapter])
+    assert "contiguous" in adapter.layout_error
+
+
+def test_layout_guard_failure_retrains_on_the_per_tree_route(ranking):
+    X, y, qid = ranking
+    df = _with_category(X)
+
+    class Unguarded(StochasticCatBoostRanker):  # skips the static has_time check
+        def _resolve(self, n_rows, has_cat):
+            params, route, noise = super()._resolve(n_rows, has_cat)
+            return params, "pointer", noise
+
+    ranker = Unguarded(StochasticRank(top=5), iterations=3, depth=3, thread_count=2)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "categorical features without has_time")
+        with pytest.warns(RuntimeWarning, match="layout guard"):
+            ranker.fit(df, y, group_id=qid, cat_features=["cat"])
+    assert ranker.route_ == "per_tree" and ranker.model_.tree_count_ == 3
+
+
+def test_row_index_channel():
+    n = MAX_ROWS
+    tail = encode_row_index(n)[-3:]
+    assert tail.dtype == np.float32 and tail.max() < 1.0
+    assert decode_row_index(tail).tolist() == [n - 3, n - 2, n - 1]
+    with pytest.raises(ValueError, match="2\\*\\*24|16777216"):
+        encode_row_index(n + 1)
+
+
+# -- SGLB --------------------------------------------------------------------------------------
+
+
+def test_sglb_noise_scale():
+    offs = np.array([0, 4000])
+    zero = Recording(type("Zero", (), {"grad_hess": lambda self, s, l, o, iteration=0: (
+        np.zeros_like(s), np.ones_like(s))})())
+    sglb = SGLB(learning_rate=0.1, model_shrink_rate=0.0, diffusion_temperature=500.0, seed=3)
+    adapter = CatBoostObjective(zero, np.zeros(4000), offs, sglb=sglb)
+    der = adapter.derivatives(np.zeros(4000))
+    assert sglb.noise_std == pytest.approx(0.2)  # sqrt(2 / (lr T))
+    assert np.array_equal(der[:, 0], -sglb.noise(4000, 0))  # der1 = -(grad + noise)
+    assert np.std(der[:, 0]) == pytest.approx(0.2, rel=0.05)
+    assert np.all(der[:, 1] == -1.0)
+    adapter.iteration = 1
+    assert not np.array_equal(adapter.derivatives(np.zeros(4000))[:, 0], der[:, 0])
+
+
+def test_sglb_is_reproducible(ranking):
+    X, y, qid = ranking
+    # default bootstrap (Bernoulli) and random_strength: only the seeds make it reproducible
+    params = dict(iterations=20, depth=4, learning_rate=0.2, thread_count=2, langevin=True,
+                  diffusion_temperature=200.0, model_shrink_rate=0.5)
+
+    def fit(random_seed, **extra):
+        ranker = StochasticCatBoostRanker(StochasticRank(top=5, seed=1),
+                                          random_seed=random_seed, **{**params, **extra})
+        return ranker.fit(X, y, group_id=qid).predict(X)
+
+    first, second = fit(5), fit(5)
+    assert np.array_equal(first, second)  # bit-identical
+    assert not np.allclose(first, fit(6))
+    assert not np.allclose(first, fit(5, langevin=False))  # the noise does act
+
+
+# -- portability, inputs, defaults --------------------------------------------------------------
+
+
+def test_saved_model_predicts_identically_without_the_package(ranking, tmp_path):
+    X, y, qid = ranking
+    ranker = StochasticCatBoostRanker(StochasticRank(top=5), iterations=10, depth=4,
+                                      thread_count=2).fit(X, y, group_id=qid)
+    pickle.loads(pickle.dumps(ranker.model_))  # the trained model holds no Python objective
+    ranker.save_model(tmp_path / "model.cbm")
+    np.save(tmp_path / "X.npy", X)
+    script = (
+        "import sys, numpy as np, catboost\n"
+        "m = catboost.CatBoost(); m.load_model(sys.argv[1] + '/model.cbm')\n"
+        "p = m.predict(np.load(sys.argv[1] + '/X.npy'), prediction_type='RawFormulaVal')\n"
+        "assert not any(k.startswith('stochrank_objectives') for k in sys.modules)\n"
+        "np.save(sys.argv[1] + '/p.npy', p)\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True,
+                   cwd=tmp_path, timeout=120)
+    assert np.array_equal(np.load(tmp_path / "p.npy"), ranker.predict(X))
+
+
+def test_all_zero_derivatives_train_with_the_default_bootstrap(ranking):
+    X, _, qid = ranking
+    flat = np.ones(len(qid))  # no query has two labels: every gradient is exactly 0
+    ranker = StochasticCatBoostRanker(StochasticRank(top=5), iterations=3, thread_count=2)
+    assert np.all(ranker.fit(X, flat, group_id=qid).predict(X) == 0.0)
+    with pytest.raises(CatBoostError, match="sampling units"):  # why MVS is not the default
+        StochasticCatBoostRanker(StochasticRank(top=5), bootstrap_type="MVS", iterations=3,
+                                 thread_count=2).fit(X, flat, group_id=qid)
+
+
+def test_err_objective_eval_labels_and_pool_eval_set(ranking):
+    X, y, qid = ranking
+    offs = query_offsets_from_qid(qid)
+    obj = StochasticRank(metric="ERR", top=5, grade_max=4)
+    ranker = StochasticCatBoostRanker(obj, iterations=8, depth=3, thread_count=2)
+    ranker.fit(X, y, group_id=qid, eval_set=(X, y, qid), use_best_model=False)
+    assert ranker.eval_metric_.startswith("ERR:top=5")  # learn labels in [0, 1): accepted
+    reported = ranker.evals_result_["validation"]["ERR:top=5"][-1]
+    assert reported == pytest.approx(
+        metrics.err_at_k(ranker.predict(X), y, offs, 5, grade_max=4), abs=1e-12)
+    # an eval Pool with real (integer) labels and an explicit metric
+    pool = Pool(X, label=y, group_id=qid)
+    for route in ("pointer", "per_tree"):
+        ranker = StochasticCatBoostRanker(StochasticRank(top=5), eval_metric="NDCG:top=3",
+                                          iterations=8, depth=3, thread_count=2, route=route)
+        ranker.fit(X, y.astype(np.int32), group_id=qid, eval_set=pool, early_stopping_rounds=50)
+        history = ranker.evals_result_["validation"]["NDCG:top=3;type=Base"]  # CatBoost's name
+        assert len(history) == 8 and history[ranker.best_iteration_] == max(history)
+        assert ranker.model_.tree_count_ == ranker.best_iteration_ + 1  # use_best_model
+
+
+def test_adapter_survives_deepcopy_and_pickle(ranking):
+    _, y, qid = ranking
+    adapter = CatBoostObjective(StochasticRank(), y, query_offsets_from_qid(qid))
+    assert copy.deepcopy(adapter) is adapter
+    clone = pickle.loads(pickle.dumps(adapter))
+    assert clone.n_rows == adapter.n_rows and clone.iteration == 0
+
+
+def test_bad_inputs_are_named(ranking):
+    X, y, qid = ranking
+    with pytest.raises(ValueError, match="loss_function"):
+        StochasticCatBoostRanker(StochasticRank(), loss_function="RMSE").fit(X, y, group_id=qid)
+    with pytest.raises(ValueError, match="exactly one"):
+        StochasticCatBoostRanker(StochasticRank()).fit(X, y)
+    with pytest.raises(ValueError, match="contiguous"):
+        StochasticCatBoostRanker(StochasticRank()).fit(X, y, group_id=qid[::-1].copy()[
+            np.random.default_rng(0).permutation(len(qid))])
+    with pytest.raises(TypeError, match="grad_hess"):
+        CatBoostObjective(object(), y, query_offsets_from_qid(qid))
