@@ -17,7 +17,8 @@ Protocol shared by every metric here::
   ``None`` picks the metric's convention: ``"one"`` for the normalised metrics NDCG and MAP,
   where 0/0 is undefined and CatBoost >= 1.2, LightGBM and XGBoost all report 1 (so our logs
   agree with theirs); ``"zero"`` for DCG, ERR, MRR and precision, whose formula gives 0.
-* ``per_query``: return one value per query instead of the mean over queries.
+* ``per_query``: return one value per query instead of the mean over queries. Empty queries
+  (no documents) are NaN and never part of a mean.
 
 Examples (ties resolved pessimistically by default):
 
@@ -73,13 +74,13 @@ def _tie_code(ties: str, additive: bool, name: str) -> int:
     return TIE_POLICIES[ties]
 
 
-def _finish(values, has_relevant, no_relevant, default, per_query):
+def _finish(values, has_relevant, no_relevant, default, per_query, offs):
     policy = default if no_relevant is None else no_relevant
     if policy not in NO_RELEVANT_POLICIES:
         raise ValueError(f"no_relevant must be one of {NO_RELEVANT_POLICIES} or None, got {policy!r}")
     values = np.asarray(values, dtype=np.float64).copy()
-    empty = ~has_relevant
-    values[empty] = {"one": 1.0, "zero": 0.0, "skip": np.nan}[policy]
+    values[~has_relevant] = {"one": 1.0, "zero": 0.0, "skip": np.nan}[policy]
+    values[np.diff(offs) == 0] = np.nan  # an empty query is no query: never part of a mean
     if per_query:
         return values
     kept = values[~np.isnan(values)]
@@ -93,7 +94,7 @@ def _cascade_metric(name, scores, labels, query_offsets, k, ties, no_relevant, p
     tie = _tie_code(ties, name in ("NDCG", "DCG"), name)
     gain, cont, pos_weight, t, ideal, scale = spec.kernel_args(labels, offs)
     raw = cascade_metric_per_query(scores, labels, gain, cont, offs, pos_weight, t, tie)
-    return _finish(raw * scale, ideal > 0.0, no_relevant, default_policy, per_query)
+    return _finish(raw * scale, ideal > 0.0, no_relevant, default_policy, per_query, offs)
 
 
 def dcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst",
@@ -200,7 +201,7 @@ def precision_at_k(scores, labels, query_offsets, k, *, threshold=0.0, ties="wor
     raw = cascade_metric_per_query(scores, labels, relevant, np.ones_like(relevant), offs, weights,
                                    min(k, max_n), tie)
     has_rel = _per_query_sum(relevant, offs) > 0.0
-    return _finish(raw, has_rel, no_relevant, "zero", per_query)
+    return _finish(raw, has_rel, no_relevant, "zero", per_query, offs)
 
 
 def average_precision(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst",
@@ -223,7 +224,7 @@ def average_precision(scores, labels, query_offsets, k=None, *, threshold=0.0, t
     top = spec.cutoff(int(sizes.max()) if sizes.size else 0)
     raw = average_precision_per_query(scores, labels, relevant, offs, top, tie)
     has_rel = _per_query_sum(relevant, offs) > 0.0
-    return _finish(raw, has_rel, no_relevant, "one", per_query)
+    return _finish(raw, has_rel, no_relevant, "one", per_query, offs)
 
 
 def _per_query_sum(values, offs):

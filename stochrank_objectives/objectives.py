@@ -216,9 +216,9 @@ class StochasticRank:
         if unknown:
             raise ValueError(f"unknown parameter(s) {unknown} for {type(self).__name__}; "
                              f"valid: {list(self._param_names)}")
-        for name, value in params.items():
-            setattr(self, name, value)
-        self._validated()
+        trial = type(self)(**{**self.get_params(), **params})  # validates; self stays intact
+        for name in params:
+            setattr(self, name, getattr(trial, name))
         self._cache_key = None
         return self
 
@@ -249,12 +249,14 @@ class StochasticRank:
 
     def _prepared(self, labels, offs):
         # Gains and IDCG depend only on (labels, offsets), which a booster passes unchanged
-        # every iteration: cache them (the IDCG sort would otherwise double the cost).
-        key = (id(labels), labels.shape[0], float(labels.sum()), id(offs), offs.shape[0],
-               int(offs[-1]), self.metric_spec)
-        if key != self._cache_key:
-            self._cache_value = self.metric_spec.kernel_args(labels, offs)
-            self._cache_key = key
+        # every iteration: cache them (the IDCG sort would otherwise double the cost). The key
+        # is the contents (a booster may refill one buffer in place), compared exactly.
+        spec = self.metric_spec
+        cached = self._cache_key
+        if (cached is None or cached[0] != spec or not np.array_equal(cached[1], labels)
+                or not np.array_equal(cached[2], offs)):
+            self._cache_value = spec.kernel_args(labels, offs)
+            self._cache_key = (spec, labels.copy(), offs.copy())
         return self._cache_value
 
     # -- the protocol -------------------------------------------------------------------

@@ -160,6 +160,9 @@ def grouped_metric(metric, scores, labels, offs, k=None, ties="worst", **opts):
     out = []
     for lo, hi in zip(offs[:-1], offs[1:]):
         s, r = np.asarray(scores[lo:hi]), np.asarray(labels[lo:hi], dtype=np.float64)
+        if hi == lo:
+            out.append(np.nan)  # an empty query is no query (NaN per query, never averaged)
+            continue
         if ties == "expected":
             vals = [metric_list(metric, r[list(o)], k, **opts) for o in all_tie_orderings(s)]
             out.append(float(np.mean(vals)) if vals else np.nan)
