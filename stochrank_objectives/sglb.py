@@ -1,0 +1,204 @@
+"""SGLB: Stochastic Gradient Langevin Boosting, as a library-agnostic schedule.
+
+Ustimenko & Prokhorenkova, "SGLB: Stochastic Gradient Langevin Boosting" (arXiv:2001.07248),
+in CatBoost's parametrisation (``learning_rate`` = epsilon, ``diffusion_temperature`` = beta,
+``model_shrink_rate`` = gamma, Constant shrink mode).
+
+The update
+----------
+With ``c = 1 - gamma * lr`` and ``F_0 = 0`` (or the booster's initial score), for t = 0, 1, ...::
+
+    S_t     = c * F_t                                   # shrink first (CatBoost's convention)
+    g, h    = objective.grad_hess(S_t, ..., iteration=t)
+    g      += zeta_t,   zeta_t ~ N(0, 2 / (lr * T) * I)  # one independent draw per document
+    h_t     = the tree the booster fits to (g, h)        # e.g. Newton leaves -sum g / (sum h + l2)
+    F_{t+1} = S_t + lr * h_t                            # = (1 - gamma lr) F_t + lr h_t
+
+``T = diffusion_temperature`` (``None`` = no noise: plain shrinkage) and ``gamma =
+model_shrink_rate`` (0 = no shrinkage). The noise is drawn from
+``numpy.random.default_rng(SeedSequence([seed, t]))``, so it is reproducible per iteration and
+independent of the number of threads.
+
+Boosters without model shrinkage (the reparametrisation)
+--------------------------------------------------------
+LightGBM and XGBoost cannot rescale their existing trees during training, so the booster holds
+``G_t = F_t / c^t`` instead (verified exact; ``shared/notes/gbdt_api.md`` Q6/Q9):
+
+* tree t is added with learning rate ``lr * c^-(t+1)`` (:meth:`SGLB.learning_rate_at`);
+* the objective is evaluated at ``c^(t+1) * G_t = S_t`` (:meth:`SGLB.score_scale`,
+  :meth:`SGLB.grad_hess`), with the same gradients and hessians as the update above, so the
+  tree fitted is the same ``h_t``: ``G_{t+1} = G_t + lr c^-(t+1) h_t`` is ``F_{t+1} / c^(t+1)``;
+* the final model is ``F_T = c^T * G_T`` (:meth:`SGLB.final_scale`), baked into the leaves by the
+  adapters. Ranking metrics are invariant to a positive scale, so evaluation and early stopping
+  on ``G_t`` select the same iteration as on ``F_t``.
+
+The booster's raw scores ``G`` grow like ``exp(gamma * lr * t)``. XGBoost keeps margins in float32,
+which overflows near ``e^88.7``; :meth:`SGLB.max_iterations` caps ``t * (-log c)`` at 80 (float32)
+or 700 (float64), leaving a factor of about 3000 for the scores themselves, and
+:meth:`SGLB.check_iterations` raises a clear error beyond it.
+
+Differences from CatBoost (``langevin=True``), stated on purpose
+-----------------------------------------------------------------
+* CatBoost does not shrink before tree 0; here ``F_0`` is shrunk too. With ``F_0 = 0`` (the
+  usual case for rankers) the two are identical; a non-zero initial score ends up multiplied by
+  ``c^T`` instead of ``c^(T-1)``.
+* CatBoost adds its noise to leaf sums, ``N(0, 2 lr / (T (W + l2)))`` per leaf (its per-row
+  noise is inert in 1.2.10); here, as in the paper, the noise is added per document before the
+  tree is fitted, so it also perturbs the structure search, and a Newton leaf with unit
+  hessians gets ``N(0, 2 lr W / (T (W + l2)^2))`` -- the same when ``l2 = 0``.
+* Only CatBoost's ``Constant`` shrink mode is provided.
+
+Example:
+
+>>> import numpy as np
+>>> s = SGLB(learning_rate=0.1, model_shrink_rate=0.5, diffusion_temperature=None)
+>>> s.shrink
+0.95
+>>> bool(np.isclose(s.learning_rate_at(3) * s.score_scale(3), 0.1))
+True
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .groups import _check_float, _check_int
+
+__all__ = ["SGLB"]
+
+# Largest allowed t * (-log c) per score dtype: float32 overflows at about e^88.7, float64 at
+# about e^709.8; the margin leaves room for the magnitude of the scores themselves.
+_LOG_CAP = {np.dtype(np.float32): 80.0, np.dtype(np.float64): 700.0}
+
+
+class SGLB:
+    """The SGLB schedule: model shrinkage ``1 - gamma * lr`` and Langevin gradient noise.
+
+    Args:
+      learning_rate: the step ``lr`` (> 0). It replaces the booster's own learning rate: the
+        adapters set tree t's rate to :meth:`learning_rate_at` ``(t)``.
+      model_shrink_rate: ``gamma`` (>= 0, with ``gamma * lr < 1``); 0 disables shrinkage.
+      diffusion_temperature: ``T`` (> 0); per-document gradient noise has variance
+        ``2 / (lr * T)``. ``None`` (or ``inf``) disables the noise.
+      seed: seed of the noise (>= 0), combined with the iteration.
+
+    Defaults are CatBoost's once ``langevin=True``: ``diffusion_temperature=10000``,
+    ``model_shrink_rate=0.001``. See the module docstring for the update and its
+    reparametrisation.
+    """
+
+    def __init__(self, learning_rate: float = 0.1, model_shrink_rate: float = 0.001,
+                 diffusion_temperature: float | None = 10000.0, seed: int = 0):
+        self.learning_rate = _check_float(learning_rate, "learning_rate", gt=0.0)
+        self.model_shrink_rate = _check_float(model_shrink_rate, "model_shrink_rate", ge=0.0)
+        if not self.model_shrink_rate * self.learning_rate < 1.0:
+            raise ValueError(
+                "model_shrink_rate * learning_rate must be < 1 (the shrink factor "
+                f"1 - gamma * lr must be positive), got {self.model_shrink_rate} * "
+                f"{self.learning_rate}")
+        if diffusion_temperature is None or (
+                isinstance(diffusion_temperature, numbers.Real)
+                and not isinstance(diffusion_temperature, bool)
+                and diffusion_temperature == math.inf):
+            self.diffusion_temperature = None
+        else:
+            self.diffusion_temperature = _check_float(diffusion_temperature,
+                                                      "diffusion_temperature", gt=0.0)
+        self.seed = _check_int(seed, "seed", 0)
+
+    @classmethod
+    def posterior_sampling(cls, n_docs: int, learning_rate: float = 0.1, seed: int = 0) -> "SGLB":
+        """CatBoost's ``posterior_sampling=True``: ``T = n_docs``, ``gamma = 1 / (2 n_docs)``."""
+        n_docs = _check_int(n_docs, "n_docs", 1)
+        return cls(learning_rate, 1.0 / (2.0 * n_docs), float(n_docs), seed)
+
+    def __repr__(self) -> str:
+        return (f"SGLB(learning_rate={self.learning_rate!r}, model_shrink_rate="
+                f"{self.model_shrink_rate!r}, diffusion_temperature="
+                f"{self.diffusion_temperature!r}, seed={self.seed!r})")
+
+    # -- the schedule ------------------------------------------------------------------------
+    @property
+    def shrink(self) -> float:
+        """The shrink factor ``c = 1 - gamma * lr`` applied before every tree."""
+        return 1.0 - self.model_shrink_rate * self.learning_rate
+
+    @property
+    def noise_std(self) -> float:
+        """Standard deviation ``sqrt(2 / (lr T))`` of the per-document noise (0 without noise)."""
+        if self.diffusion_temperature is None:
+            return 0.0
+        return math.sqrt(2.0 / (self.learning_rate * self.diffusion_temperature))
+
+    def learning_rate_at(self, iteration: int) -> float:
+        """Learning rate of tree ``t`` in the reparametrised booster: ``lr * c^-(t+1)``."""
+        t = _check_int(iteration, "iteration", 0)
+        return self.learning_rate * self.shrink ** (-(t + 1))
+
+    def score_scale(self, iteration: int) -> float:
+        """``c^(t+1)``: the objective of tree ``t`` sees ``score_scale(t) * G_t = c F_t``."""
+        t = _check_int(iteration, "iteration", 0)
+        return self.shrink ** (t + 1)
+
+    def final_scale(self, n_trees: int) -> float:
+        """``c^T``: the model ``F_T`` equals ``final_scale(T) * G_T`` after ``T`` trees."""
+        n = _check_int(n_trees, "n_trees", 0)
+        return self.shrink ** n
+
+    def noise(self, n_docs: int, iteration: int) -> np.ndarray:
+        """The gradient noise of iteration ``t``: ``n_docs`` draws of ``N(0, 2 / (lr T))``.
+
+        Zeros when the noise is off. Generator: ``default_rng(SeedSequence([seed, t]))``.
+        """
+        n_docs = _check_int(n_docs, "n_docs", 0)
+        t = _check_int(iteration, "iteration", 0)
+        if self.diffusion_temperature is None:
+            return np.zeros(n_docs)
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, t]))
+        return self.noise_std * rng.standard_normal(n_docs)
+
+    def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int):
+        """``(grad, hess)`` for tree ``t`` of the reparametrised booster.
+
+        Evaluates ``objective`` (any object with the package's ``grad_hess`` protocol) at
+        ``score_scale(t) * raw_scores`` and adds :meth:`noise` ``(n, t)`` to the gradient; the
+        hessian is passed through unchanged.
+        """
+        t = _check_int(iteration, "iteration", 0)
+        scores = np.asarray(raw_scores, dtype=np.float64)
+        if self.model_shrink_rate != 0.0:
+            scores = scores * self.score_scale(t)
+        grad, hess = objective.grad_hess(scores, labels, query_offsets, iteration=t)
+        if self.diffusion_temperature is not None:
+            grad = np.asarray(grad, dtype=np.float64) + self.noise(scores.shape[0], t)
+        return grad, hess
+
+    # -- overflow guard ----------------------------------------------------------------------
+    def max_iterations(self, dtype=np.float32) -> int | None:
+        """Most trees the booster's raw scores ``G = F c^-t`` can hold in ``dtype``.
+
+        ``t * (-log c)`` is capped at 80 for float32 (XGBoost margins) and 700 for float64
+        (LightGBM); ``None`` = unlimited (no shrinkage).
+        """
+        dtype = np.dtype(dtype)
+        if dtype not in _LOG_CAP:
+            raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+        if self.model_shrink_rate == 0.0:
+            return None
+        return int(math.floor(_LOG_CAP[dtype] / -math.log(self.shrink)))
+
+    def check_iterations(self, n_trees: int, dtype=np.float32) -> None:
+        """Raise ``ValueError`` if ``n_trees`` exceeds :meth:`max_iterations` for ``dtype``."""
+        n_trees = _check_int(n_trees, "n_trees", 0)
+        cap = self.max_iterations(dtype)
+        if cap is not None and n_trees > cap:
+            raise ValueError(
+                f"SGLB with model_shrink_rate * learning_rate = "
+                f"{self.model_shrink_rate * self.learning_rate:g} cannot train {n_trees} trees in "
+                f"a booster with {np.dtype(dtype).name} scores: the reparametrised scores "
+                f"G = F * c^-t would reach c^-{n_trees} = e^{-n_trees * math.log(self.shrink):.1f} "
+                f"(cap {cap} trees). Lower model_shrink_rate or learning_rate, train fewer trees, "
+                "or restart from the finished model's predictions as the initial score.")

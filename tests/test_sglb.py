@@ -1,0 +1,135 @@
+"""The SGLB schedule (library-agnostic): formulas, noise, reparametrisation, overflow guard."""
+
+import math
+
+import numpy as np
+import pytest
+
+from stochrank_objectives import StochasticRank
+from stochrank_objectives.sglb import SGLB
+
+
+def _toy_problem(seed=0, n_queries=6, size=7):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, n_queries * size).astype(float)
+    offsets = np.arange(0, n_queries * size + 1, size)
+    return labels, offsets
+
+
+def test_schedule_identities():
+    s = SGLB(learning_rate=0.2, model_shrink_rate=0.5, diffusion_temperature=100.0)
+    c = 1.0 - 0.5 * 0.2
+    assert s.shrink == pytest.approx(c, abs=0)
+    for t in range(5):
+        assert s.learning_rate_at(t) == pytest.approx(0.2 * c ** -(t + 1), rel=1e-15)
+        assert s.score_scale(t) == pytest.approx(c ** (t + 1), rel=1e-15)
+        # tree t's step in F-space: c^(t+1) (lr_t h) must be lr h
+        assert s.learning_rate_at(t) * s.score_scale(t) == pytest.approx(0.2, rel=1e-14)
+    assert s.final_scale(0) == 1.0
+    assert s.final_scale(7) == pytest.approx(c ** 7, rel=1e-15)
+    assert s.noise_std == pytest.approx(math.sqrt(2.0 / (0.2 * 100.0)))
+
+
+def test_catboost_defaults_and_posterior_sampling():
+    s = SGLB()
+    assert (s.learning_rate, s.model_shrink_rate, s.diffusion_temperature) == (0.1, 0.001, 1e4)
+    p = SGLB.posterior_sampling(3000, learning_rate=0.05, seed=4)
+    assert p.diffusion_temperature == 3000.0
+    assert p.model_shrink_rate == pytest.approx(1.0 / 6000.0)
+    assert p.seed == 4 and "SGLB(" in repr(p)
+
+
+def test_noise_is_seeded_per_iteration_with_the_right_variance():
+    s = SGLB(learning_rate=0.1, model_shrink_rate=0.0, diffusion_temperature=50.0, seed=3)
+    a = s.noise(200_000, 5)
+    np.testing.assert_array_equal(a, s.noise(200_000, 5))
+    rng = np.random.default_rng(np.random.SeedSequence([3, 5]))
+    np.testing.assert_array_equal(a, s.noise_std * rng.standard_normal(200_000))
+    assert not np.array_equal(a[:100], s.noise(100, 6))
+    assert not np.array_equal(a[:100], SGLB(0.1, 0.0, 50.0, seed=4).noise(100, 5))
+    assert a.var() == pytest.approx(2.0 / (0.1 * 50.0), rel=0.02)
+    assert abs(a.mean()) < 0.01
+    np.testing.assert_array_equal(SGLB(0.1, 0.1, None).noise(4, 0), np.zeros(4))
+    assert SGLB(0.1, 0.1, math.inf).diffusion_temperature is None
+
+
+def test_grad_hess_scales_scores_and_adds_noise():
+    labels, offsets = _toy_problem()
+    obj = StochasticRank(metric="NDCG", top=3, seed=2)
+    s = SGLB(learning_rate=0.3, model_shrink_rate=0.7, diffusion_temperature=20.0, seed=1)
+    raw = np.random.default_rng(5).normal(size=labels.size)
+    g, h = s.grad_hess(obj, raw, labels, offsets, 4)
+    g0, h0 = obj.grad_hess(s.score_scale(4) * raw, labels, offsets, iteration=4)
+    np.testing.assert_array_equal(g, g0 + s.noise(labels.size, 4))
+    np.testing.assert_array_equal(h, h0)
+    # no shrinkage and no noise: a plain pass-through
+    plain = SGLB(learning_rate=0.3, model_shrink_rate=0.0, diffusion_temperature=None)
+    g1, _ = plain.grad_hess(obj, raw, labels, offsets, 4)
+    np.testing.assert_array_equal(g1, obj.grad_hess(raw, labels, offsets, iteration=4)[0])
+
+
+def _fit_learner(grad, hess, offsets):
+    """A deterministic stand-in for a tree: per-query Newton step on the mean (plus the raw
+    gradient, so that every document moves differently)."""
+    step = -grad / (hess + 1.0)
+    sums = np.add.reduceat(step, offsets[:-1])
+    return step + np.repeat(sums / np.diff(offsets), np.diff(offsets))
+
+
+def test_reparametrisation_equals_shrink_and_refit():
+    labels, offsets = _toy_problem(seed=1)
+    obj = StochasticRank(metric="ERR", top=4, seed=7, grade_max=2)
+    s = SGLB(learning_rate=0.25, model_shrink_rate=1.2, diffusion_temperature=30.0, seed=9)
+    n_trees, c = 15, s.shrink
+    # reference: F <- c F + lr h, h fitted at c F with noisy gradients
+    F = np.zeros(labels.size)
+    for t in range(n_trees):
+        S = c * F
+        g, h = obj.grad_hess(S, labels, offsets, iteration=t)
+        F = S + s.learning_rate * _fit_learner(g + s.noise(labels.size, t), h, offsets)
+    # reparametrised booster: G <- G + lr_t h, objective at score_scale(t) G, final c^T G
+    G = np.zeros(labels.size)
+    for t in range(n_trees):
+        g, h = s.grad_hess(obj, G, labels, offsets, t)
+        G = G + s.learning_rate_at(t) * _fit_learner(g, h, offsets)
+    np.testing.assert_allclose(s.final_scale(n_trees) * G, F, rtol=1e-12, atol=1e-14)
+    assert np.abs(G).max() > 10 * np.abs(F).max()  # the raw scores really are inflated
+
+
+def test_overflow_guard():
+    s = SGLB(learning_rate=0.1, model_shrink_rate=2.0, diffusion_temperature=None)  # c = 0.8
+    cap32 = s.max_iterations(np.float32)
+    assert cap32 == math.floor(80.0 / -math.log(0.8))
+    assert s.max_iterations(np.float64) == math.floor(700.0 / -math.log(0.8))
+    assert s.shrink ** -cap32 < np.finfo(np.float32).max / 1000
+    s.check_iterations(cap32, np.float32)
+    with pytest.raises(ValueError, match="float32 scores"):
+        s.check_iterations(cap32 + 1, np.float32)
+    s.check_iterations(cap32 + 1, np.float64)
+    assert SGLB(0.1, 0.0, None).max_iterations() is None
+    SGLB(0.1, 0.0, None).check_iterations(10**9)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        s.max_iterations(np.int32)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(learning_rate=0.0), ValueError, "learning_rate"),
+    (dict(learning_rate=-1.0), ValueError, "learning_rate"),
+    (dict(model_shrink_rate=-0.1), ValueError, "model_shrink_rate"),
+    (dict(learning_rate=0.5, model_shrink_rate=2.0), ValueError, "must be < 1"),
+    (dict(diffusion_temperature=0.0), ValueError, "diffusion_temperature"),
+    (dict(diffusion_temperature="hot"), TypeError, "diffusion_temperature"),
+    (dict(seed=-1), ValueError, "seed"),
+    (dict(seed=1.5), TypeError, "seed"),
+])
+def test_invalid_parameters(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        SGLB(**kwargs)
+
+
+def test_invalid_iteration():
+    s = SGLB()
+    with pytest.raises(ValueError, match="iteration"):
+        s.learning_rate_at(-1)
+    with pytest.raises(ValueError, match="iteration"):
+        s.noise(3, -2)
