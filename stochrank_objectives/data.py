@@ -19,7 +19,7 @@ from sklearn.datasets import load_svmlight_file
 from .groups import query_offsets_from_qid, query_offsets_from_sizes
 
 __all__ = ["RankingData", "load_svmlight_ranking", "load_mq2008", "load_lightgbm_lambdarank",
-           "shared_data_dir", "BUNDLED_DIR"]
+           "shared_data_dir", "synthetic_two_queries", "BUNDLED_DIR"]
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "datasets"
 MQ2008_FEATURES = 46
@@ -136,3 +136,22 @@ def load_lightgbm_lambdarank(split: str = "train", root=None) -> RankingData:
     folder = base / "lightgbm_lambdarank"
     return load_svmlight_ranking(folder / f"rank.{split}", n_features=LAMBDARANK_FEATURES,
                                  query_file=folder / f"rank.{split}.query")
+
+
+def synthetic_two_queries() -> RankingData:
+    """The two-query data set of the StochasticRank paper, section 7.1 (Table 1).
+
+    Query 1 has labels (3, 2, 1) and one-hot features x1, x2, x3; query 2 has labels (3, 2)
+    and features x3, x1. A model scores each feature vector, so the queries disagree on x1 vs
+    x3. With exp2 gains and worst-permutation ties, NDCG@3 has a local optimum 0.903 (x1 > x3 >
+    x2) and the global optimum 0.917 (x1 > x2 > x3).
+
+    >>> data = synthetic_two_queries()
+    >>> data.X.tolist(), data.y.tolist(), data.query_offsets.tolist()
+    ([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], \
+[3.0, 2.0, 1.0, 3.0, 2.0], [0, 3, 5])
+    """
+    eye = np.eye(3)
+    X = np.vstack([eye[0], eye[1], eye[2], eye[2], eye[0]])
+    y = np.array([3.0, 2.0, 1.0, 3.0, 2.0])
+    return RankingData(X, y, np.array([0, 0, 0, 1, 1]), np.array([0, 3, 5], dtype=np.int64))

@@ -1,0 +1,142 @@
+"""Main job: StochasticRank vs each booster's native LambdaMART on the bundled MQ2008 Fold 1.
+
+    python -m stochrank_objectives [--boosters lightgbm xgboost catboost] [--iterations 500]
+
+For every booster installed, trains the native LambdaMART (LightGBM ``lambdarank``, XGBoost
+``rank:ndcg``, CatBoost ``LambdaMart:metric=NDCG;top=5``) and StochasticRank for NDCG@5 as
+SR-R1soft (mu = 0) and SR-R1 (mu = 1), early-stopped on validation NDCG@5 (worst-permutation
+ties), and prints test NDCG@5, NDCG@10, MRR and ERR@10 -- all with worst-permutation ties,
+queries without relevant documents left out ("skip"), and the wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+
+import numpy as np
+
+from . import metrics
+from .data import load_mq2008
+from .objectives import StochasticRank
+
+BOOSTERS = ("lightgbm", "xgboost", "catboost")
+METHODS = {"SR-R1soft": 0.0, "SR-R1": 1.0}
+
+
+def _objective(mu, seed):
+    return StochasticRank(metric="NDCG", top=5, sigma=1.0, mu=mu, seed=seed)
+
+
+def run_lightgbm(method, train, vali, args):
+    import lightgbm as lgb
+
+    from .adapters.lightgbm import LGBMMetric, LGBMObjective
+
+    params = dict(learning_rate=args.learning_rate, num_leaves=15, min_data_in_leaf=20,
+                  verbose=-1, seed=args.seed, metric="None", deterministic=True)
+    if method == "native":
+        params["objective"] = "lambdarank"
+    else:
+        params["objective"] = LGBMObjective(_objective(METHODS[method], args.seed))
+    dtrain = lgb.Dataset(train.X, train.y, group=train.group_sizes)
+    dvali = lgb.Dataset(vali.X, vali.y, group=vali.group_sizes, reference=dtrain)
+    booster = lgb.train(params, dtrain, args.iterations, valid_sets=[dvali],
+                        feval=LGBMMetric("NDCG", 5),
+                        callbacks=[lgb.early_stopping(args.patience, verbose=False)])
+    return lambda X: booster.predict(X, raw_score=True)
+
+
+def run_xgboost(method, train, vali, args):
+    import xgboost as xgb
+
+    from .adapters.xgboost import StochasticXGBRanker, XGBMetric
+
+    common = dict(max_depth=4, min_child_weight=1.0, tree_method="hist")
+    if method == "native":
+        dtrain = xgb.DMatrix(train.X, train.y, qid=train.qid)
+        dvali = xgb.DMatrix(vali.X, vali.y, qid=vali.qid)
+        params = dict(common, objective="rank:ndcg", eta=args.learning_rate, seed=args.seed,
+                      disable_default_eval_metric=1)
+        booster = xgb.train(params, dtrain, args.iterations, evals=[(dvali, "vali")],
+                            custom_metric=XGBMetric("NDCG", 5), maximize=True,
+                            early_stopping_rounds=args.patience, verbose_eval=False)
+        best = (0, booster.best_iteration + 1)
+        return lambda X: booster.predict(xgb.DMatrix(X), output_margin=True, iteration_range=best)
+    ranker = StochasticXGBRanker(_objective(METHODS[method], args.seed),
+                                 n_estimators=args.iterations, learning_rate=args.learning_rate,
+                                 eval_metric="NDCG@5", early_stopping_rounds=args.patience,
+                                 random_state=args.seed, **common)
+    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y)],
+               eval_qid=[vali.qid])
+    return ranker.predict
+
+
+def run_catboost(method, train, vali, args):
+    from catboost import CatBoost, Pool
+
+    from .adapters.catboost import StochasticCatBoostRanker
+
+    common = dict(iterations=args.iterations, learning_rate=args.learning_rate, depth=4,
+                  random_seed=args.seed, verbose=False, allow_writing_files=False,
+                  od_type="Iter", od_wait=args.patience, use_best_model=True)
+    if method == "native":
+        model = CatBoost(dict(common, loss_function="LambdaMart:metric=NDCG;top=5",
+                              eval_metric="NDCG:top=5;type=Exp"))
+        model.fit(Pool(train.X, train.y, group_id=train.qid),
+                  eval_set=Pool(vali.X, vali.y, group_id=vali.qid))
+        return lambda X: model.predict(X, prediction_type="RawFormulaVal")
+    ranker = StochasticCatBoostRanker(_objective(METHODS[method], args.seed), **common)
+    ranker.fit(train.X, train.y, group_id=train.qid, eval_set=(vali.X, vali.y, vali.qid))
+    return ranker.predict
+
+
+RUNNERS = {"lightgbm": run_lightgbm, "xgboost": run_xgboost, "catboost": run_catboost}
+
+
+def evaluate(scores, data) -> dict:
+    args = (scores, data.y, data.query_offsets)
+    return {
+        "NDCG@5": metrics.ndcg_at_k(*args, 5, no_relevant="skip"),
+        "NDCG@10": metrics.ndcg_at_k(*args, 10, no_relevant="skip"),
+        "MRR": metrics.mrr(*args, no_relevant="skip"),
+        "ERR@10": metrics.err_at_k(*args, 10, grade_max=2, no_relevant="skip"),
+    }
+
+
+def main(argv=None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--boosters", nargs="+", choices=BOOSTERS, default=list(BOOSTERS))
+    parser.add_argument("--iterations", type=int, default=500)
+    parser.add_argument("--learning-rate", type=float, default=0.1)
+    parser.add_argument("--patience", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    train, vali, test = (load_mq2008(split, fold=1) for split in ("train", "vali", "test"))
+    print(f"MQ2008 Fold 1 (bundled): train {train.y.size} docs / {train.n_queries} queries, "
+          f"vali {vali.n_queries}, test {test.n_queries} queries. Test metrics below use "
+          "worst-permutation ties and skip queries without a relevant document.\n")
+    header = f"{'booster':9s} {'method':10s} {'NDCG@5':>7s} {'NDCG@10':>8s} {'MRR':>7s} " \
+             f"{'ERR@10':>7s} {'seconds':>8s}"
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for booster in args.boosters:
+        if importlib.util.find_spec(booster) is None:
+            print(f"{booster:9s} (not installed: pip install '.[boosters]')")
+            continue
+        for method in ("native", *METHODS):
+            start = time.perf_counter()
+            predict = RUNNERS[booster](method, train, vali, args)
+            seconds = time.perf_counter() - start
+            result = evaluate(np.asarray(predict(test.X), dtype=np.float64), test)
+            rows.append(dict(booster=booster, method=method, seconds=seconds, **result))
+            print(f"{booster:9s} {method:10s} {result['NDCG@5']:7.4f} {result['NDCG@10']:8.4f} "
+                  f"{result['MRR']:7.4f} {result['ERR@10']:7.4f} {seconds:8.1f}", flush=True)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
