@@ -33,7 +33,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 
 from stochrank_objectives import StochasticRank
 from stochrank_objectives.data import synthetic_two_queries

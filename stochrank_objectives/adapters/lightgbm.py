@@ -46,9 +46,9 @@ import weakref
 import lightgbm as lgb
 import numpy as np
 
-from .. import metrics as _metrics
 from ..groups import query_offsets_from_sizes
 from ..sglb import SGLB
+from ._metric import EvalMetric
 
 __all__ = ["LGBMObjective", "LGBMMetric"]
 
@@ -282,37 +282,13 @@ class _LGBMCallback:
         self._hub.sync(t)
 
 
-class LGBMMetric:
+class LGBMMetric(EvalMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as a LightGBM eval function.
 
     Callable as ``feval(preds, eval_data)`` (``lgb.train``) and as ``(y_true, y_pred, weight,
     group)`` (``LGBMRanker(...).fit(eval_metric=...)``); returns ``(name, value, True)``.
-
-    Args:
-      metric: ``"NDCG"``, ``"ERR"``, ``"MRR"`` (or ``"DCG"``, ``"precision"``, ``"MAP"``).
-      k: cutoff (``None`` = whole list).
-      ties: tie policy, ``"worst"`` (pessimistic, default), ``"best"``, ``"input_order"``...
-      name: the name in LightGBM's logs (default ``"NDCG@5"`` style, plus ``[ties]`` when not
-        ``"worst"``).
-      **options: metric options (``gain=``, ``grade_max=``, ``threshold=``, ``no_relevant=``).
+    Arguments: see :class:`~stochrank_objectives.adapters._metric.EvalMetric`.
     """
-
-    def __init__(self, metric: str = "NDCG", k: int | None = None, *, ties: str = "worst",
-                 name: str | None = None, **options):
-        self.metric = str(metric)
-        self.k = k
-        self.ties = ties
-        self.options = dict(options)
-        # Fail now on a bad name, cutoff or option rather than after the first tree.
-        _metrics.evaluate(self.metric, np.zeros(1), np.zeros(1), np.array([0, 1]), k,
-                          ties=ties, **self.options)
-        if name is None:
-            name = self.metric.upper() + ("" if k is None else f"@{k}")
-            name += "" if ties == "worst" else f"[{ties}]"
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"LGBMMetric({self.metric!r}, {self.k!r}, ties={self.ties!r}, name={self.name!r})"
 
     def __call__(self, preds_or_y_true, eval_data_or_y_pred, weight=_MISSING, group=_MISSING):
         if weight is _MISSING and group is _MISSING:  # lgb.train: feval(preds, eval_data)
@@ -326,6 +302,4 @@ class LGBMMetric:
             sizes = None if group is _MISSING else group
         preds = _predictions(preds)
         labels, offsets = _grouped(labels, sizes, preds.shape[0], "evaluation data")
-        value = _metrics.evaluate(self.metric, preds, labels, offsets, self.k, ties=self.ties,
-                                  **self.options)
-        return self.name, float(value), True
+        return self.name, self.value(preds, labels, offsets), True

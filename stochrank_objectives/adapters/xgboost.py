@@ -46,9 +46,9 @@ import re
 import numpy as np
 import xgboost as xgb
 
-from .. import metrics as _metrics
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 from ..sglb import SGLB
+from ._metric import EvalMetric
 
 __all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
 
@@ -251,48 +251,18 @@ class _XGBCallback(xgb.callback.TrainingCallback):
         return model
 
 
-class XGBMetric:
+class XGBMetric(EvalMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as an XGBoost ``custom_metric``.
 
     ``metric(predt, dmatrix) -> (name, value)``; pass ``maximize=True`` to ``xgb.train``.
-
-    Args:
-      metric: ``"NDCG"``, ``"ERR"``, ``"MRR"`` (or ``"DCG"``, ``"precision"``, ``"MAP"``).
-      k: cutoff (``None`` = whole list).
-      ties: tie policy, ``"worst"`` (pessimistic, default), ``"best"``, ``"input_order"``...
-      name: the name in XGBoost's logs (default ``"NDCG@5"`` style, plus ``[ties]`` when not
-        ``"worst"``).
-      **options: metric options (``gain=``, ``grade_max=``, ``threshold=``, ``no_relevant=``).
+    Arguments: see :class:`~stochrank_objectives.adapters._metric.EvalMetric`;
+    ``XGBMetric.from_string("NDCG@5")`` parses the short form.
     """
-
-    def __init__(self, metric: str = "NDCG", k: int | None = None, *, ties: str = "worst",
-                 name: str | None = None, **options):
-        self.metric = str(metric)
-        self.k = k
-        self.ties = ties
-        self.options = dict(options)
-        _metrics.evaluate(self.metric, np.zeros(1), np.zeros(1), np.array([0, 1]), k,
-                          ties=ties, **self.options)
-        if name is None:
-            name = self.metric.upper() + ("" if k is None else f"@{k}")
-            name += "" if ties == "worst" else f"[{ties}]"
-        self.name = name
-
-    @classmethod
-    def from_string(cls, spec: str) -> "XGBMetric":
-        """``"NDCG@5"`` -> ``XGBMetric("NDCG", 5)``; ``"MRR"`` -> ``XGBMetric("MRR")``."""
-        name, _, k = str(spec).partition("@")
-        return cls(name, int(k) if k else None)
-
-    def __repr__(self) -> str:
-        return f"XGBMetric({self.metric!r}, {self.k!r}, ties={self.ties!r}, name={self.name!r})"
 
     def __call__(self, predt, dmat):
         predt = _predictions(predt)
         labels, offsets = _grouped(dmat, predt.shape[0], "evaluation")
-        value = _metrics.evaluate(self.metric, predt, labels, offsets, self.k, ties=self.ties,
-                                  **self.options)
-        return self.name, float(value)
+        return self.name, self.value(predt, labels, offsets)
 
 
 def _run_qid(qid=None, group=None, n_rows: int | None = None, where: str = "training"):

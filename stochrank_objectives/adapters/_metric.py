@@ -1,0 +1,49 @@
+"""The booster-independent part of the eval-metric adapters (LightGBM ``LGBMMetric``,
+XGBoost ``XGBMetric``): a checked metric definition, its log name and its evaluation."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import metrics as _metrics
+
+
+class EvalMetric:
+    """A ranking metric of :mod:`stochrank_objectives.metrics`, checked at construction.
+
+    Args:
+      metric: ``"NDCG"``, ``"ERR"``, ``"MRR"`` (or ``"DCG"``, ``"precision"``, ``"MAP"``).
+      k: cutoff (``None`` = whole list).
+      ties: tie policy, ``"worst"`` (pessimistic, default), ``"best"``, ``"input_order"``...
+      name: the name in the booster's logs (default ``"NDCG@5"`` style, plus ``[ties]`` when
+        not ``"worst"``).
+      **options: metric options (``gain=``, ``grade_max=``, ``threshold=``, ``no_relevant=``).
+    """
+
+    def __init__(self, metric: str = "NDCG", k: int | None = None, *, ties: str = "worst",
+                 name: str | None = None, **options):
+        self.metric = str(metric)
+        self.k = k
+        self.ties = ties
+        self.options = dict(options)
+        # Fail now on a bad name, cutoff or option rather than after the first tree.
+        _metrics.evaluate(self.metric, np.zeros(1), np.zeros(1), np.array([0, 1]), k,
+                          ties=ties, **self.options)
+        if name is None:
+            name = self.metric.upper() + ("" if k is None else f"@{k}")
+            name += "" if ties == "worst" else f"[{ties}]"
+        self.name = name
+
+    @classmethod
+    def from_string(cls, spec: str):
+        """``"NDCG@5"`` -> ``cls("NDCG", 5)``; ``"MRR"`` -> ``cls("MRR")``."""
+        name, _, k = str(spec).partition("@")
+        return cls(name, int(k) if k else None)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.metric!r}, {self.k!r}, ties={self.ties!r}, "
+                f"name={self.name!r})")
+
+    def value(self, preds, labels, query_offsets) -> float:
+        return float(_metrics.evaluate(self.metric, preds, labels, query_offsets, self.k,
+                                       ties=self.ties, **self.options))
