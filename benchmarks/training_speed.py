@@ -1,0 +1,460 @@
+"""Seconds per boosting iteration: StochasticRank through each adapter vs the booster's own rankers.
+
+    python -m benchmarks.training_speed [--docs 120000] [--iterations 30] [--rounds 3]
+                                        [--threads 1 2] [--metric NDCG] [--top 10]
+                                        [--omp-wait-policy passive] [--out benchmarks/results]
+
+Data: generated MSLR-shaped queries (query sizes log-normal with mean ~120, as in
+:mod:`benchmarks.kernel_speed`), ``--features`` Gaussian features (float32), labels 0-4 cut from
+a noisy linear score ``X w / |w| + N(0, 1)`` at the quantiles of MSLR-WEB30K's grade mix
+(52/32/13/2/1 %), so the trees have something to learn and the scores spread out over the run.
+
+Variants, per booster, all with the same depth, threads, learning rate 0.1 and no metric
+evaluation during training (no eval sets; LightGBM ``metric="None"``, XGBoost
+``disable_default_eval_metric``, CatBoost learn metrics skipped):
+
+* LightGBM (``num_leaves=63, max_depth=6``): ``lambdarank`` (``lambdarank_truncation_level=10``,
+  i.e. NDCG@10 like the SR config), SR through :class:`LGBMObjective`, and ``regression`` as the
+  tree-building floor.
+* XGBoost (``tree_method="hist", max_depth=6``): ``rank:ndcg`` (``lambdarank_pair_method="topk"``,
+  ``lambdarank_num_pair_per_sample=10``, i.e. NDCG@10), SR through :class:`XGBObjective`, and
+  ``reg:squarederror`` as the floor.
+* CatBoost (``depth=6``, Plain boosting, ``bootstrap_type="No"``): native
+  ``LambdaMart:metric=NDCG;top=10`` (its native LambdaMART), SR through
+  :class:`StochasticCatBoostRanker` (pointer route), native ``StochasticRank:metric=NDCG;top=10``
+  (same sigma/mu/nu defaults, 1 sample), and for context ``YetiRank`` and ``RMSE`` (floor).
+
+SR is ``StochasticRank(metric="NDCG", top=10)`` (CCS estimator, one sample, constant hessian);
+``--metric MRR`` or ``--top 0`` (full-list NDCG) time other configurations.
+
+Timing: each run records a timestamp in the library's own per-iteration callback; the
+per-iteration times are the differences, the first ``--warmup`` are dropped (numba is compiled
+and the data touched before any run, so compilation is never timed), and a variant's ms/iter is
+the median over the kept iterations of all its runs. Every variant is trained ``--rounds``
+times; within a round the variants of a booster run back to back (native LambdaMART next to
+SR), and the order is reversed in alternate rounds, so load drift on a shared machine hits both
+sides of every ratio. A ratio is the median over rounds of the per-round ratio of the two
+variants' medians (paired), printed with its range over rounds. The SR objective is wrapped in a timer, so the table also shows the
+milliseconds per iteration spent inside ``grad_hess`` (the objective's own share); the rest is
+tree building plus the adapter's interop, to be compared with the floor row.
+
+Shared machines: ``OMP_WAIT_POLICY`` is set to ``PASSIVE`` by default (``--omp-wait-policy``)
+before LightGBM, XGBoost or numba's OpenMP pool is loaded. With the libgomp default (threads
+spin at barriers) and another process busy on one of two cores, a 2-thread LightGBM
+lambdarank iteration was measured at 2.4 s instead of ~45 ms; passive waiting removes that
+pathology and applies to the native and the SR variants alike (CatBoost has its own pool). The
+header of each section reports the load: the 1/5/15-minute load average and how many cores
+other processes used while it ran (from ``/proc/stat``).
+
+Targets (from the issue): each booster's SR <= 1.3x its native LambdaMART, and
+LightGBM + SR <= 0.5x CatBoost's native StochasticRank. The output goes to
+``<out>/training_speed.txt`` and ``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from stochrank_objectives import StochasticRank, query_offsets_from_sizes
+
+from .kernel_speed import LABEL_PROBS
+
+TARGET_VS_LAMBDAMART = 1.3
+TARGET_LGB_VS_CATBOOST_SR = 0.5
+
+
+# -- data --------------------------------------------------------------------------------------
+def make_data(n_docs: int, n_features: int = 30, seed: int = 0):
+    """MSLR-shaped ranking data: ``X`` (float32), labels 0-4, query sizes, qid, offsets."""
+    rng = np.random.default_rng(seed)
+    sizes = []
+    total = 0
+    while total < n_docs:  # same size law as benchmarks.kernel_speed.make_data
+        size = int(np.clip(rng.lognormal(np.log(120) - 0.125, 0.5), 2, 1000))
+        sizes.append(size)
+        total += size
+    sizes = np.asarray(sizes, dtype=np.int64)
+    X = rng.standard_normal((total, n_features), dtype=np.float32)
+    w = rng.standard_normal(n_features)
+    score = X.astype(np.float64) @ (w / np.linalg.norm(w)) + rng.standard_normal(total)
+    cuts = np.quantile(score, np.cumsum(LABEL_PROBS)[:-1])
+    labels = np.searchsorted(cuts, score).astype(np.float64)
+    qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    return X, labels, sizes, qid, query_offsets_from_sizes(sizes)
+
+
+# -- instrumentation ---------------------------------------------------------------------------
+class TimedObjective:
+    """Forwards everything to the wrapped objective and records each ``grad_hess`` call as
+    ``(end timestamp, seconds)``, so the calls can be attributed to iterations."""
+
+    def __init__(self, objective):
+        self._objective = objective
+        self.calls = []
+
+    def grad_hess(self, scores, labels, query_offsets, iteration=0):
+        start = time.perf_counter()
+        out = self._objective.grad_hess(scores, labels, query_offsets, iteration=iteration)
+        end = time.perf_counter()
+        self.calls.append((end, end - start))
+        return out
+
+    def __getattr__(self, name):  # metric_spec etc. (CatBoost's default eval metric)
+        return getattr(self._objective, name)
+
+    def __deepcopy__(self, memo):  # adapters share, never copy, the objective
+        return self
+
+    def __repr__(self):
+        return f"TimedObjective({self._objective!r})"
+
+
+class Stamps:
+    """Per-iteration timestamps from a library callback."""
+
+    def __init__(self):
+        self.t = []
+
+    def mark(self):
+        self.t.append(time.perf_counter())
+
+    def per_iteration(self, warmup: int) -> np.ndarray:
+        return np.diff(np.asarray(self.t))[warmup:]
+
+    def objective_per_iteration(self, calls, warmup: int) -> np.ndarray:
+        """Seconds inside grad_hess during each kept iteration (calls ending in its interval)."""
+        t = np.asarray(self.t)
+        ends = np.array([c[0] for c in calls])
+        secs = np.array([c[1] for c in calls])
+        out = np.zeros(t.size - 1)
+        idx = np.searchsorted(t, ends, side="left") - 1  # interval (t[i], t[i+1]]
+        ok = (idx >= 0) & (idx < out.size)
+        np.add.at(out, idx[ok], secs[ok])
+        return out[warmup:]
+
+
+class _CatBoostStamp:
+    def __init__(self, stamps: Stamps):
+        self.stamps = stamps
+
+    def after_iteration(self, info) -> bool:
+        self.stamps.mark()
+        return True
+
+
+# -- runners: each returns (Stamps, TimedObjective | None) -------------------------------------
+def sr_objective(args):
+    return StochasticRank(metric=args.metric, top=args.top or None, n_samples=1, seed=0)
+
+
+def lightgbm_run(kind, data, threads, args):
+    import lightgbm as lgb
+
+    from stochrank_objectives.adapters.lightgbm import LGBMObjective
+
+    X, y, sizes, qid, _ = data
+    params = dict(num_leaves=63, max_depth=6, learning_rate=0.1, num_threads=threads,
+                  verbose=-1, metric="None", seed=0)
+    timed = None
+    if kind == "native":
+        params.update(objective="lambdarank", lambdarank_truncation_level=10)
+    elif kind == "floor":
+        params.update(objective="regression")
+    else:
+        timed = TimedObjective(sr_objective(args))
+        params["objective"] = LGBMObjective(timed)
+    ds = lgb.Dataset(X, y, group=sizes, params={"num_threads": threads, "verbose": -1})
+    ds.construct()
+    stamps = Stamps()
+    cb = lambda env: stamps.mark()  # noqa: E731 - runs after every iteration
+    lgb.train(params, ds, args.iterations, callbacks=[cb])
+    return stamps, timed
+
+
+def xgboost_run(kind, data, threads, args):
+    import xgboost as xgb
+
+    from stochrank_objectives.adapters.xgboost import DEFAULT_PARAMS, XGBObjective
+
+    X, y, sizes, qid, _ = data
+
+    class StampCallback(xgb.callback.TrainingCallback):
+        def __init__(self, stamps):
+            super().__init__()
+            self.stamps = stamps
+
+        def after_iteration(self, model, epoch, evals_log):
+            self.stamps.mark()
+            return False
+
+    params = dict(tree_method="hist", max_depth=6, learning_rate=0.1, nthread=threads,
+                  max_bin=256, seed=0, verbosity=0, disable_default_eval_metric=1)
+    timed, obj, callbacks = None, None, []
+    if kind == "native":
+        params.update(objective="rank:ndcg", lambdarank_pair_method="topk",
+                      lambdarank_num_pair_per_sample=10)
+    elif kind == "floor":
+        params.update(objective="reg:squarederror")
+    else:
+        timed = TimedObjective(sr_objective(args))
+        obj = XGBObjective(timed)
+        params.update(DEFAULT_PARAMS)
+        callbacks.append(obj.callback())
+    dtrain = xgb.DMatrix(X, y, qid=qid, nthread=threads)
+    stamps = Stamps()
+    xgb.train(params, dtrain, args.iterations, obj=obj,
+              callbacks=callbacks + [StampCallback(stamps)])
+    return stamps, timed
+
+
+CATBOOST_NATIVE = {
+    "lambdamart": "LambdaMart:metric=NDCG;top=10",
+    "native_sr": "StochasticRank:metric=NDCG;top=10",
+    "yetirank": "YetiRank",
+    "floor": "RMSE",
+}
+
+
+def catboost_run(kind, data, threads, args):
+    from catboost import CatBoost, Pool
+
+    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
+
+    X, y, sizes, qid, _ = data
+    common = dict(iterations=args.iterations, depth=6, learning_rate=0.1, thread_count=threads,
+                  boosting_type="Plain", bootstrap_type="No", random_seed=0, verbose=False,
+                  allow_writing_files=False)
+    stamps = Stamps()
+    cb = _CatBoostStamp(stamps)
+    if kind == "sr":
+        timed = TimedObjective(sr_objective(args))
+        ranker = StochasticCatBoostRanker(timed, route="pointer", **common)
+        ranker.fit(X, y, group_id=qid, callbacks=[cb])
+        return stamps, timed
+    loss = CATBOOST_NATIVE[kind]
+    if args.metric != "NDCG" or args.top != 10:  # keep native SR on the same metric as ours
+        if kind == "native_sr":
+            loss = f"StochasticRank:metric={args.metric}" + (f";top={args.top}" if args.top else "")
+    model = CatBoost(dict(common, loss_function=loss, metric_period=10 ** 6))
+    model.fit(Pool(X, y, group_id=qid), callbacks=[cb])
+    return stamps, None
+
+
+#: (booster, key, label, runner kind). Order within a booster = run order in even rounds.
+VARIANTS = [
+    ("LightGBM", "lgb_native", "lambdarank (NDCG@10)", lightgbm_run, "native"),
+    ("LightGBM", "lgb_sr", "+ SR", lightgbm_run, "sr"),
+    ("LightGBM", "lgb_floor", "regression (floor)", lightgbm_run, "floor"),
+    ("XGBoost", "xgb_native", "rank:ndcg (top-10 pairs)", xgboost_run, "native"),
+    ("XGBoost", "xgb_sr", "+ SR", xgboost_run, "sr"),
+    ("XGBoost", "xgb_floor", "reg:squarederror (floor)", xgboost_run, "floor"),
+    ("CatBoost", "cb_lambdamart", "LambdaMart NDCG@10", catboost_run, "lambdamart"),
+    ("CatBoost", "cb_sr", "+ SR (ours, pointer route)", catboost_run, "sr"),
+    ("CatBoost", "cb_native_sr", "native StochasticRank", catboost_run, "native_sr"),
+    ("CatBoost", "cb_yetirank", "YetiRank", catboost_run, "yetirank"),
+    ("CatBoost", "cb_floor", "RMSE (floor)", catboost_run, "floor"),
+]
+
+
+def warm_up(data, threads, args):
+    """Compile the SR kernels (numba) and touch the data before anything is timed."""
+    _, y, _, _, offsets = data
+    obj = sr_objective(args)
+    rng = np.random.default_rng(1)
+    for it in range(2):
+        obj.grad_hess(rng.standard_normal(y.size), y, offsets, it)
+
+
+def loadavg() -> str:
+    try:
+        one, five, fifteen = os.getloadavg()
+        return f"{one:.2f}/{five:.2f}/{fifteen:.2f}"
+    except OSError:  # pragma: no cover
+        return "n/a"
+
+
+def busy_cpu_seconds() -> float | None:
+    """Machine-wide busy CPU seconds so far (Linux /proc/stat; None elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()[1:]
+        ticks = [int(v) for v in fields]
+        idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+        return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):  # pragma: no cover
+        return None
+
+
+def run_threads(data, threads, args, emit):
+    numba.set_num_threads(threads)
+    warm_up(data, threads, args)
+    emit(f"[{threads} thread{'s' if threads > 1 else ''}]  load average (1/5/15 min) at start: "
+         f"{loadavg()}")
+    times = {key: [] for _, key, *_ in VARIANTS}
+    obj_times = {key: [] for _, key, *_ in VARIANTS}
+    round_ms = {key: [] for _, key, *_ in VARIANTS}
+    started = time.perf_counter()
+    cpu_started = os.times()
+    busy_started = busy_cpu_seconds()
+    boosters = list(dict.fromkeys(v[0] for v in VARIANTS))
+    for rnd in range(args.rounds):
+        order = boosters if rnd % 2 == 0 else boosters[::-1]
+        for booster in order:
+            group = [v for v in VARIANTS if v[0] == booster]
+            if rnd % 2:
+                group = group[::-1]
+            for _, key, _, runner, kind in group:
+                stamps, timed = runner(kind, data, threads, args)
+                per_it = stamps.per_iteration(args.warmup)
+                times[key].append(per_it)
+                round_ms[key].append(float(np.median(per_it)) * 1e3)
+                if timed is not None:
+                    obj_times[key].append(stamps.objective_per_iteration(timed.calls, args.warmup))
+    wall = time.perf_counter() - started
+    cpu = os.times()
+    cpu_used = (cpu.user - cpu_started.user) + (cpu.system - cpu_started.system)
+    busy_ended = busy_cpu_seconds()
+    others = (None if busy_started is None or busy_ended is None
+              else max(0.0, (busy_ended - busy_started - cpu_used) / wall))
+    ms = {k: float(np.median(np.concatenate(v))) * 1e3 for k, v in times.items()}
+    obj_ms = {k: float(np.median(np.concatenate(v))) * 1e3 for k, v in obj_times.items() if v}
+
+    emit(f"  {'booster':<9} {'variant':<28} {'ms/iter':>8}  {'in grad_hess':>12}  "
+         f"{'rest':>7}  per-round medians (ms)")
+    for booster, key, label, *_ in VARIANTS:
+        o = obj_ms.get(key)
+        extra = (f"{o:10.1f}  {ms[key] - o:7.1f}" if o is not None else f"{'':10}  {'':7}")
+        emit(f"  {booster:<9} {label:<28} {ms[key]:8.1f}  {extra}    "
+             + " / ".join(f"{r:.1f}" for r in round_ms[key]))
+    emit("")
+
+    results = []
+
+    def ratio_line(name, a, b, versus, target=None):
+        # paired: the ratio of each round's two medians; headline = median over rounds
+        per_round = [x / y for x, y in zip(round_ms[a], round_ms[b])]
+        ratio = float(np.median(per_round))
+        spread = (f"{min(per_round):.2f}-{max(per_round):.2f}" if len(per_round) > 1
+                  else f"{per_round[0]:.2f}")
+        line = (f"  {name}: {ratio:.2f}x {versus} ({ms[a]:.1f} vs {ms[b]:.1f} ms/iter; "
+                f"rounds {spread})")
+        met = None
+        if target is not None:
+            met = ratio <= target
+            line += f"; target <= {target:g}x: {'met' if met else 'MISSED'}"
+        emit(line)
+        results.append(dict(threads=threads, name=name, versus=versus, numerator=a,
+                            denominator=b, ratio=ratio, per_round=per_round, target=target,
+                            met=met))
+
+    ratio_line("LightGBM + SR", "lgb_sr", "lgb_native", "lambdarank", TARGET_VS_LAMBDAMART)
+    ratio_line("XGBoost + SR", "xgb_sr", "xgb_native", "rank:ndcg", TARGET_VS_LAMBDAMART)
+    ratio_line("CatBoost + SR", "cb_sr", "cb_lambdamart", "CatBoost LambdaMart",
+               TARGET_VS_LAMBDAMART)
+    ratio_line("CatBoost + SR", "cb_sr", "cb_native_sr", "CatBoost native SR")
+    ratio_line("LightGBM + SR", "lgb_sr", "cb_native_sr", "CatBoost native SR",
+               TARGET_LGB_VS_CATBOOST_SR)
+    ratio_line("XGBoost + SR", "xgb_sr", "cb_native_sr", "CatBoost native SR")
+    ratio_line("CatBoost native SR", "cb_native_sr", "cb_yetirank", "CatBoost YetiRank")
+    emit(f"  objective's share of SR iterations: "
+         + ", ".join(f"{b} {obj_ms[k] / ms[k]:.0%}" for b, k in
+                     (("LightGBM", "lgb_sr"), ("XGBoost", "xgb_sr"), ("CatBoost", "cb_sr"))))
+    emit(f"  section wall time {wall:.0f} s; this process used {cpu_used / wall:.2f} cores on "
+         f"average, other processes "
+         + (f"{others:.2f} cores" if others is not None else "n/a")
+         + f" (of {os.cpu_count()}); load average at end: {loadavg()}")
+    emit("")
+    table = [dict(threads=threads, booster=b, key=k, variant=lab, ms_per_iter=ms[k],
+                  grad_hess_ms_per_iter=obj_ms.get(k), per_round_ms=round_ms[k])
+             for b, k, lab, *_ in VARIANTS]
+    load = dict(threads=threads, wall_seconds=wall, process_cores=cpu_used / wall,
+                other_processes_cores=others, loadavg_end=loadavg())
+    return table, results, load
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=120_000)
+    parser.add_argument("--features", type=int, default=30)
+    parser.add_argument("--iterations", type=int, default=30,
+                        help="trees per training run (including --warmup)")
+    parser.add_argument("--warmup", type=int, default=6,
+                        help="per-iteration times dropped at the start of each run")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="runs per variant, in alternating order")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--metric", default="NDCG", help="SR metric (NDCG, MRR, ...)")
+    parser.add_argument("--top", type=int, default=10, help="SR truncation; 0 = full list")
+    parser.add_argument("--omp-wait-policy", choices=["passive", "active", "default"],
+                        default="passive",
+                        help="OMP_WAIT_POLICY for LightGBM, XGBoost and numba's omp layer "
+                             "('default' leaves the environment alone)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    args = parser.parse_args(argv)
+    if args.iterations - 1 - args.warmup < 5:
+        parser.error("need at least 5 timed iterations: raise --iterations or lower --warmup")
+    if args.omp_wait_policy != "default":
+        # Must precede the first OpenMP use (libgomp reads it when loaded: lightgbm/xgboost
+        # import, numba's first parallel launch). See the module notes.
+        os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
+
+    import catboost
+    import lightgbm
+    import xgboost
+
+    data = make_data(args.docs, args.features)
+    X, y, sizes, _, _ = data
+    mix = "/".join(f"{np.mean(y == g):.0%}" for g in range(5))
+    sr_desc = f"StochasticRank(metric={args.metric!r}, top={args.top or None})"
+    lines = []
+
+    def emit(line=""):
+        print(line, flush=True)
+        lines.append(line)
+
+    emit(f"training_speed: {y.size:,} documents, {sizes.size:,} queries (mean size "
+         f"{sizes.mean():.1f}, max {sizes.max()}), {X.shape[1]} float32 Gaussian features, "
+         f"labels 0-4 ({mix}) from a noisy linear score")
+    emit(f"SR = {sr_desc}: CCS estimator, 1 sample, sigma=1, mu=0, nu=0.01, constant hessian")
+    emit(f"trees: depth 6 everywhere (LightGBM num_leaves=63 max_depth=6; XGBoost hist "
+         f"max_depth=6 max_bin=256; CatBoost depth=6 Plain, no bootstrap), learning rate 0.1, "
+         f"no metric evaluation; {args.iterations} iterations per run, first {args.warmup} "
+         f"per-iteration times dropped, median over {args.rounds} alternating runs per variant")
+    emit(f"lightgbm {lightgbm.__version__}, xgboost {xgboost.__version__}, catboost "
+         f"{catboost.__version__}, numba {numba.__version__} ({numba.config.THREADING_LAYER} "
+         f"layer); {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; "
+         f"SR kernels use numba.set_num_threads(threads); OMP_WAIT_POLICY="
+         f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
+    emit(f"'in grad_hess' = time inside the objective per iteration; 'rest' = the booster's "
+         f"tree building + adapter interop (compare with the floor row); ms/iter = median over "
+         f"all kept iterations of all runs; ratio = median over rounds of the paired per-round "
+         f"ratio (its range over rounds after 'rounds')")
+    emit()
+    tables, ratios, loads = [], [], []
+    for threads in args.threads:
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            emit(f"[{threads} threads] skipped: numba allows {numba.config.NUMBA_NUM_THREADS}")
+            continue
+        table, res, load = run_threads(data, threads, args, emit)
+        tables += table
+        ratios += res
+        loads.append(load)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "training_speed.txt").write_text("\n".join(lines).rstrip() + "\n")
+    (args.out / "training_speed.json").write_text(json.dumps(
+        dict(docs=int(y.size), queries=int(sizes.size), features=int(X.shape[1]),
+             iterations=args.iterations, warmup=args.warmup, rounds=args.rounds,
+             omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"), sr=sr_desc, table=tables,
+             ratios=ratios, load=loads), indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
