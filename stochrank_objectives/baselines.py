@@ -42,11 +42,13 @@ import numpy as np
 from ._cascade import CascadeSpec
 from .groups import _check_float, _check_int, validate_grouped
 from .kernels import baselines as _k
+from .objectives import StochasticRank
 
-__all__ = ["LambdaMART", "LambdaLoss", "ApproxNDCG", "ListNet", "Gumbel", "e_lambda_mart"]
+__all__ = ["LambdaMART", "LambdaLoss", "ApproxNDCG", "ListNet", "Gumbel", "e_lambda_mart",
+           "SoftRank", "SmoothNDCG", "StochasticRankDCGRR"]
 
 LAMBDAMART_METRICS = ("NDCG", "MRR")
-COMPAT = (None, "lightgbm")
+COMPAT = (None, "lightgbm", "xgboost")
 LISTNET_TARGETS = ("exp", "linear")
 APPROX_HESSIANS = ("constant", "exact")
 LIGHTGBM_DEFAULT_LABEL_GAIN = tuple(float(2 ** i - 1) for i in range(31))
@@ -144,6 +146,14 @@ class LambdaMART(_Objective):
       both positions, IDCG at ``top``, its sigmoid lookup table, the float literal ``0.01f`` and
       float32 accumulation. ``LambdaMART.lightgbm(...)`` builds that configuration with
       LightGBM's parameter names and defaults (sigmoid 1, truncation 30, norm on).
+    * ``compat="xgboost"``: XGBoost's ``rank:ndcg`` with ``lambdarank_pair_method="topk"`` (NDCG
+      only; the facts are restated in ``shared/notes/native_semantics.md`` section 5): pairs
+      with the upper position ``< top`` (``lambdarank_num_pair_per_sample``), untruncated
+      discounts, IDCG at ``top``, ``W /= |ds| + 0.01`` (``score_norm``), the hessian
+      ``2 sigma^2 max(rho (1 - rho), 1e-16) W`` (twice the logistic one, floored), the same
+      ``norm``; XGBoost has no sigmoid parameter (``sigma = 1``). ``LambdaMART.xgboost(...)``
+      builds it with XGBoost's parameter names and defaults (32 pairs, both normalisations on,
+      exponential gain). Unit group weights (XGBoost's group-weight factor is then 1).
 
     :meth:`loss` is the frozen-weight surrogate ``sum_pairs W log(1 + exp(-sigma ds))``: its
     gradient is ``grad`` when ``score_norm`` and ``norm`` are off (and away from ties).
@@ -169,6 +179,17 @@ class LambdaMART(_Objective):
         self.norm = norm
         self.compat = compat
         self._validated()
+
+    @classmethod
+    def xgboost(cls, lambdarank_num_pair_per_sample=32, lambdarank_normalization=True,
+                lambdarank_score_normalization=True, ndcg_exp_gain=True):
+        """XGBoost's ``objective="rank:ndcg"`` with ``lambdarank_pair_method="topk"`` (its
+        default) and the given XGBoost parameters (unweighted groups, ``lambdarank_unbiased``
+        off); see ``compat="xgboost"`` in the class docstring."""
+        return cls(metric="NDCG", top=lambdarank_num_pair_per_sample, sigma=1.0,
+                   gain="exp2" if _check_bool(ndcg_exp_gain, "ndcg_exp_gain") else "linear",
+                   score_norm=lambdarank_score_normalization, norm=lambdarank_normalization,
+                   compat="xgboost")
 
     @classmethod
     def lightgbm(cls, sigmoid=1.0, lambdarank_truncation_level=30, lambdarank_norm=True,
@@ -203,6 +224,12 @@ class LambdaMART(_Objective):
         _check_choice(self.compat, "compat", COMPAT)
         if self.compat == "lightgbm" and metric != "NDCG":
             raise ValueError("compat='lightgbm' reproduces LightGBM's lambdarank, metric='NDCG' only")
+        if self.compat == "xgboost":
+            if metric != "NDCG":
+                raise ValueError("compat='xgboost' reproduces XGBoost's rank:ndcg, metric='NDCG' only")
+            if self.label_gain is not None:
+                raise ValueError("compat='xgboost' takes gain='exp2'/'linear' (XGBoost's "
+                                 "ndcg_exp_gain), not label_gain")
         return dict(metric=metric, top=top, sigma=sigma, label_gain=label_gain,
                     threshold=threshold, score_norm=score_norm, norm=norm)
 
@@ -212,6 +239,7 @@ class LambdaMART(_Objective):
         sizes = np.diff(offs)
         max_n = int(sizes.max()) if sizes.size else 0
         lgb = self.compat == "lightgbm"
+        untruncated = self.compat is not None  # both libraries discount every position
         top = max_n if p["top"] is None else p["top"]
         if p["metric"] == "NDCG":
             if p["label_gain"] is not None or lgb:
@@ -226,7 +254,7 @@ class LambdaMART(_Objective):
                 gains = table[labels.astype(np.int64)]
             else:
                 gains = _ndcg_gains(labels, self.gain)
-            weights = _k.dcg_discounts(max_n, max_n if lgb else top)
+            weights = _k.dcg_discounts(max_n, max_n if untruncated else top)
             # LightGBM's ideal DCG sorts by label; ours by gain (the true ideal).
             inv_ideal = _k.inverse_ideal_dcg(gains, labels if lgb else gains, offs,
                                              _k.dcg_discounts(max_n, max_n), top)
@@ -244,6 +272,9 @@ class LambdaMART(_Objective):
         scores, labels, offs, gains, weights, inv_ideal, top, kind, p = self._prepare(
             scores, labels, query_offsets)
         lgb = self.compat == "lightgbm"
+        if self.compat == "xgboost":
+            return _k.xgboost_lambdarank_ndcg(scores, gains, labels, offs, inv_ideal, weights, top,
+                                              p["sigma"], p["score_norm"], p["norm"])
         if lgb:
             table, t_lo, t_hi, t_factor = _lightgbm_table(p["sigma"])
             eps = _k.LGB_SCORE_NORM_EPS
@@ -542,3 +573,263 @@ def e_lambda_mart(beta=0.25, n_samples=8, seed=0, **lambdamart_params) -> Gumbel
     else:
         inner = LambdaMART(**lambdamart_params)
     return Gumbel(inner, beta=beta, n_samples=n_samples, seed=seed)
+
+
+# -------------------------------------------------------------------------------------------
+class SoftRank(StochasticRank):
+    """SoftRank as the StochasticRank paper runs it (Ustimenko & Prokhorenkova 2020, Section 7).
+
+    SoftRank (Taylor, Guiver, Robertson, Minka, WSDM 2008) maximises the expected NDCG of the
+    scores corrupted by Gaussian noise; per query, with ``L = -NDCG@k``,
+
+        L_sigma(z) = E L(z + sigma eps),   eps ~ N(0, I),
+
+    whose gradient the StochasticRank paper estimates by Coordinate Conditional Sampling
+    ("For SoftRank we used CCS to estimate gradients, since the original approach is
+    computation and memory demanding"; main text Section 7) instead of SoftRank's O(m^3)
+    rank-binomial approximation. That is :class:`StochasticRank` with ``metric="NDCG"``,
+    unbiased noise (``mu = 0``: expected tie resolution, no consistency correction) and without
+    Scale-Free Acceleration (``sfa = 0``) -- and without SGLB (which is a boosting setting,
+    not part of an objective: do not pass ``sglb=`` to the adapters). The gradient is centred per
+    query (unbiased: NDCG is translation invariant); ``conditioning`` picks the CCS conditional
+    law (``"translation"``, a Rao-Blackwellisation of the paper's ``"coordinate"`` law; both are
+    unbiased for the same ``L_sigma``). Unit hessian (a gradient-step leaf).
+
+    Args: top (k; ``None`` = whole list), sigma (> 0), n_samples, seed, conditioning, gain,
+    hessian -- as in :class:`StochasticRank`, which has the estimator.
+
+    >>> import numpy as np
+    >>> obj = SoftRank(top=2, seed=1)
+    >>> g, h = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), np.array([0, 3]))
+    >>> bool(g[0] < 0 < g[1]) and (obj.mu, obj.sfa) == (0.0, 0.0)
+    True
+    """
+
+    _param_names = ("top", "sigma", "n_samples", "seed", "conditioning", "gain", "hessian")
+
+    def __init__(self, top=None, sigma=1.0, n_samples=1, seed=0, conditioning="translation",
+                 gain="exp2", hessian="constant"):
+        super().__init__(metric="NDCG", top=top, sigma=sigma, mu=0.0, sfa=0.0, n_samples=n_samples,
+                         seed=seed, estimator="ccs", conditioning=conditioning, gain=gain,
+                         hessian=hessian)
+
+
+# -------------------------------------------------------------------------------------------
+class SmoothNDCG(_Objective):
+    """SmoothNDCG (Chapelle & Wu, "Gradient descent optimization of smoothed information
+    retrieval metrics", Information Retrieval 13(3), 2010), with its annealing of the smoothing.
+
+    Soft position indicators (eq. 7): with ``d(j)`` the document at position ``j`` of the
+    current order (stable, by score descending) and ``sigma`` the smoothing parameter,
+
+        h_ij = exp(-(s_i - s_d(j))^2 / sigma) / sum_k exp(-(s_k - s_d(j))^2 / sigma),
+
+    (``sigma`` divides the *squared* difference, as in the paper), and the smoothed NDCG@k of a
+    query (eq. 8, section 2.1), ``G(l) = 2^l - 1`` (or ``l``), ``D(j) = 1 / log2(1 + j)`` for
+    1-based ``j <= k`` and 0 beyond, ``Z`` the ideal DCG@k:
+
+        A_q = (1 / Z) sum_{i, j} G(l_i) D(j) h_ij,        loss = -sum_q A_q.
+
+    ``h -> 1{d(j) = i}`` as ``sigma -> 0`` (so ``A_q -> NDCG@k``, error ``O(exp(-mu/sigma))``);
+    ``A_q`` is continuous, differentiable except at score ties. ``grad`` is the exact gradient of
+    :meth:`loss`, computed per position in O(m) (eq. 10 summed as in appendix B: the sums over
+    ``i`` and ``p`` factorise), O(m min(m, k)) per query, not O(m^3). ``hess``: 1 per document
+    (gradient-step leaves; the paper uses first-order (conjugate) gradient descent).
+
+    Annealing (section 4.4.2, Algorithm 1): start with a large ``sigma``, minimise, divide it by
+    2, repeat (the paper: 2^6 down to 2^-6). In boosting the minimisation stages are blocks of
+    ``anneal_every`` trees; the schedule lives in the objective and is driven by the
+    ``iteration`` argument every adapter passes (the tree index), so it needs no per-library
+    callback::
+
+        smoothing_at(t) = max(smoothing / anneal_factor ** ((t - start_iterations) // anneal_every),
+                              min_smoothing)           (just ``smoothing`` when anneal_every=None)
+
+    Starting point (section 4.4.1, Algorithm 1 step 1): the gradient vanishes where all of a
+    query's scores are equal (``h_ij = 1/m`` is a stationary point), which is where boosting
+    starts. The paper starts from ``w0``, the least-squares regression on the gains; here the
+    first ``start_iterations`` trees fit that regression (``grad = s - G(l)``, ``hess = 1``)
+    and SmoothNDCG takes over from tree ``start_iterations``. Alternatively leave it at 0 and
+    pass an initial score (LightGBM ``init_score``, XGBoost ``base_margin``). The paper's
+    regulariser ``lambda ||w - w0||^2`` has no tree counterpart (use the boosters' own).
+
+    Queries with one document, equal labels or no relevant document contribute nothing.
+
+    Args:
+      smoothing: initial ``sigma`` (> 0, default 1).
+      top: truncation k of the trained NDCG@k (``None`` = whole list; the paper trains k = 50).
+      gain: ``"exp2"`` (``2^l - 1``) or ``"linear"``.
+      anneal_every: trees per annealing stage (>= 1), ``None`` = constant smoothing.
+      anneal_factor: divisor per stage (> 1, default 2 as in the paper).
+      min_smoothing: floor of the schedule (> 0, <= smoothing); default ``smoothing / 2^12``
+        (the paper's 2^6 -> 2^-6 range).
+      start_iterations: trees fitting the regression starting point (>= 0, default 0).
+
+    >>> import numpy as np
+    >>> obj = SmoothNDCG(smoothing=0.01)
+    >>> round(-obj.loss(np.array([2.0, 0.0, 1.0]), np.array([2.0, 0.0, 1.0]), [0, 3]), 6)
+    1.0
+    >>> SmoothNDCG(smoothing=64, anneal_every=10, min_smoothing=1 / 64).smoothing_at(35)
+    8.0
+    """
+
+    _param_names = ("smoothing", "top", "gain", "anneal_every", "anneal_factor",
+                    "min_smoothing", "start_iterations")
+
+    def __init__(self, smoothing=1.0, top=None, gain="exp2", anneal_every=None, anneal_factor=2.0,
+                 min_smoothing=None, start_iterations=0):
+        self.smoothing = smoothing
+        self.top = top
+        self.gain = gain
+        self.anneal_every = anneal_every
+        self.anneal_factor = anneal_factor
+        self.min_smoothing = min_smoothing
+        self.start_iterations = start_iterations
+        self._validated()
+
+    def _validated(self):
+        smoothing = _check_float(self.smoothing, "smoothing", gt=0.0)
+        anneal_factor = _check_float(self.anneal_factor, "anneal_factor", gt=1.0)
+        min_smoothing = smoothing / 4096.0
+        if self.min_smoothing is not None:
+            min_smoothing = _check_float(self.min_smoothing, "min_smoothing", gt=0.0)
+            if min_smoothing > smoothing:
+                raise ValueError(f"min_smoothing ({min_smoothing}) must not exceed smoothing "
+                                 f"({smoothing})")
+        return dict(smoothing=smoothing,
+                    top=_check_int(self.top, "top", 1, allow_none=True),
+                    gain=_check_choice(self.gain, "gain", ("exp2", "linear")),
+                    anneal_every=_check_int(self.anneal_every, "anneal_every", 1, allow_none=True),
+                    anneal_factor=anneal_factor, min_smoothing=min_smoothing,
+                    start_iterations=_check_int(self.start_iterations, "start_iterations", 0))
+
+    def smoothing_at(self, iteration: int) -> float:
+        """The smoothing ``sigma`` of boosting iteration ``iteration`` (see the class docstring)."""
+        p = self._validated()
+        iteration = _check_iteration(iteration)
+        if p["anneal_every"] is None:
+            return p["smoothing"]
+        stage = max(0, iteration - p["start_iterations"]) // p["anneal_every"]
+        # stop dividing once the floor is reached (no overflow of anneal_factor ** stage)
+        value = p["smoothing"]
+        for _ in range(stage):
+            value /= p["anneal_factor"]
+            if value <= p["min_smoothing"]:
+                return p["min_smoothing"]
+        return value
+
+    def _compute(self, scores, labels, query_offsets, smoothing):
+        p = self._validated()
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        gains = _ndcg_gains(labels, p["gain"])
+        sizes = np.diff(offs)
+        max_n = int(sizes.max()) if sizes.size else 0
+        top = max_n if p["top"] is None else p["top"]
+        inv_ideal = _k.inverse_ideal_dcg(gains, gains, offs, _k.dcg_discounts(max_n, max_n), top)
+        loss, grad = _k.smooth_ndcg(scores, gains, offs, inv_ideal, _k.dcg_discounts(max_n, top),
+                                    smoothing)
+        _zero_constant_label_queries(labels, offs, loss, grad, np.zeros_like(grad))
+        return loss, grad, scores, labels, offs, gains, inv_ideal
+
+    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+        """``(grad, hess)``: SmoothNDCG at ``smoothing_at(iteration)``, or the regression
+        starting point while ``iteration < start_iterations``."""
+        p = self._validated()
+        iteration = _check_iteration(iteration)
+        if iteration < p["start_iterations"]:
+            scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+            grad = scores - _ndcg_gains(labels, p["gain"])
+            return grad, np.ones_like(grad)
+        grad = self._compute(scores, labels, query_offsets, self.smoothing_at(iteration))[1]
+        return grad, np.ones_like(grad)
+
+    def loss(self, scores, labels, query_offsets, iteration=None) -> float:
+        """``-sum_q A_q`` at ``smoothing_at(iteration)`` (``None``: the initial ``smoothing``)."""
+        sigma = self._validated()["smoothing"] if iteration is None else \
+            self.smoothing_at(iteration)
+        return float(self._compute(scores, labels, query_offsets, sigma)[0].sum())
+
+
+# -------------------------------------------------------------------------------------------
+class StochasticRankDCGRR(_Objective):
+    """StochasticRank for the learning-to-select-with-order (LSO) loss DCG-RR (Ustimenko &
+    Prokhorenkova 2020, main text eq. 5; supplement B.4 and C.3; LSO: Vorobev et al. 2019).
+
+    The documents keep their **input order**; a score selects which are shown (``z_i > 0``)::
+
+        DCG-RR(z, r) = sum_i r_i 1{z_i > 0} / (1 + sum_{j < i} 1{z_j > 0}),    L = -DCG-RR,
+
+    each shown document's relevance divided by its rank among the shown ones. Smoothed loss
+    ``L_sigma(z) = E L(z + sigma eps)``, ``eps ~ N(0, I)``. Every coordinate's only breakpoint
+    is 0 (supplement C.3: ``l_j(z_j) = Delta l_j 1{z_j <= 0} + const``), so any smoothing is
+    consistent (B.4) and no relevance shift ``mu`` is needed. CCS with the coordinate
+    conditional law ``N(z_i, sigma^2)``: for each sample ``y = z + sigma e`` and each document
+    ``i``, with the other documents' inclusions ``1{y_j > 0}`` fixed,
+
+        grad_i = J_i phi(z_i / sigma) / sigma,
+        J_i = L(i shown) - L(i hidden) = -(r_i / (1 + c_i)
+                                          - sum_{j > i shown} r_j / ((1 + c'_j)(2 + c'_j))),
+
+    ``c_i`` the number of shown documents before ``i``, ``c'_j`` those before ``j`` other than
+    ``i`` (showing ``i`` pushes every later shown document down one rank); averaged over
+    ``n_samples`` draws, O(n) per query and draw (a Numba kernel). ``J_i`` does not depend on
+    ``e_i``, so the estimate is unbiased. DCG-RR is **not** translation invariant: no centring,
+    no Scale-Free Acceleration. The noise of query ``q``, draw ``k`` is the stream
+    ``(seed, iteration, q, k)`` of :mod:`stochrank_objectives.kernels.rng` (the normals of
+    :func:`stochrank_objectives.objectives.draw_noise`). Hessian: 1 per document.
+
+    Labels are the relevances ``r_i >= 0`` (any real). Unlike the ranking objectives, queries
+    with one document or equal labels are not degenerate (showing or hiding still matters);
+    all-zero relevance gives a zero gradient. :meth:`loss` is ``-sum_q DCG-RR_q`` at ``z``.
+
+    Args: sigma (> 0, default 1), n_samples (>= 1), seed (>= 0).
+
+    >>> import numpy as np
+    >>> obj = StochasticRankDCGRR(n_samples=16, seed=2)
+    >>> g, h = obj.grad_hess(np.zeros(3), np.array([1.0, 0.0, 1.0]), [0, 3])
+    >>> bool(g[0] < 0 < g[1]) and bool(g[2] < 0)  # show relevant documents, hide the other
+    True
+    >>> obj.loss(np.array([1.0, -1.0, 1.0]), np.array([1.0, 0.0, 1.0]), [0, 3])  # -(1 + 1/2)
+    -1.5
+    """
+
+    _param_names = ("sigma", "n_samples", "seed")
+
+    def __init__(self, sigma=1.0, n_samples=1, seed=0):
+        self.sigma = sigma
+        self.n_samples = n_samples
+        self.seed = seed
+        self._validated()
+
+    def _validated(self):
+        return dict(sigma=_check_float(self.sigma, "sigma", gt=0.0),
+                    n_samples=_check_int(self.n_samples, "n_samples", 1),
+                    seed=_check_int(self.seed, "seed", 0))
+
+    def gradient(self, scores, labels, query_offsets, iteration: int = 0, noise=None):
+        """The CCS estimate; ``noise``: optional unit normals ``(n_samples, n_docs)`` to use
+        instead of the seeded streams (for tests and common random numbers)."""
+        p = self._validated()
+        iteration = _check_iteration(iteration)
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        if noise is None:
+            return _k.dcgrr_ccs_seeded(scores, labels, offs, p["sigma"], p["n_samples"],
+                                       p["seed"], iteration)
+        noise = np.ascontiguousarray(noise, dtype=np.float64)
+        if noise.ndim == 1:
+            noise = noise[None, :]
+        if noise.ndim != 2 or noise.shape[1] != scores.shape[0]:
+            raise ValueError(
+                f"noise must have shape (n_samples, {scores.shape[0]}), got {noise.shape}")
+        if not np.all(np.isfinite(noise)):
+            raise ValueError("noise contains NaN or inf")
+        return _k.dcgrr_ccs_from_noise(scores, labels, noise, offs, p["sigma"])
+
+    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+        grad = self.gradient(scores, labels, query_offsets, iteration)
+        return grad, np.ones_like(grad)
+
+    def loss(self, scores, labels, query_offsets) -> float:
+        """``-sum_q DCG-RR_q(z)`` (the discrete loss; documents shown where ``z > 0``)."""
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        return -float(_k.dcgrr_values(scores, labels, offs).sum())

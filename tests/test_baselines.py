@@ -341,7 +341,7 @@ def test_params_roundtrip(obj):
     (LambdaMART, {"sigma": "1"}, TypeError, "sigma"),
     (LambdaMART, {"metric": "ERR"}, ValueError, "metric"),
     (LambdaMART, {"top": 0}, ValueError, "top"),
-    (LambdaMART, {"compat": "xgboost"}, ValueError, "compat"),
+    (LambdaMART, {"compat": "catboost"}, ValueError, "compat"),
     (LambdaMART, {"compat": "lightgbm", "metric": "MRR"}, ValueError, "compat"),
     (LambdaMART, {"label_gain": [1.0, -1.0]}, ValueError, "label_gain"),
     (LambdaMART, {"norm": 1}, TypeError, "norm"),

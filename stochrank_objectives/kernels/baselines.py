@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange, uint64
 
-from .rng import _mix64, stream_key
+from .rng import _mix64, fill_standard_normal, stream_key
 
 LN2 = math.log(2.0)
 KIND_NDCG = 0
@@ -27,6 +27,7 @@ LGB_SCORE_NORM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 
 
 _GUMBEL_SALT = uint64(0x47554D42) << uint64(32)  # keeps Gumbel streams apart from the normals
 _INV_2_53 = 1.0 / 9007199254740992.0
+_INV_SQRT_2PI_B = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -474,3 +475,240 @@ def draw_grouped_gumbel(query_offsets, n_samples, seed, iteration):
             fill_standard_gumbel(stream_key(seed, iteration, q, uint64(k) + _GUMBEL_SALT),
                                  out[k, lo:hi])
     return out
+
+
+# -- SmoothNDCG (Chapelle & Wu 2010) ---------------------------------------------------------
+@njit(cache=True, parallel=True)
+def smooth_ndcg(scores, gains, query_offsets, inv_ideal, weights, smoothing):
+    """``(loss per query, grad)`` of SmoothNDCG (Chapelle & Wu 2010, eqs. 7, 8, 10, appendix B).
+
+    ``d(j)``: the document at 0-based position ``j`` of the stable order by score descending;
+    ``u_pj = s_p - s_d(j)``, ``e_pj = exp(-u_pj^2 / smoothing)``, ``E_j = sum_p e_pj``,
+    ``N_j = sum_p G_p e_pj`` with ``G = gains``; ``W_j = weights[j] * inv_ideal`` (zero from the
+    cutoff on, so positions beyond it are skipped):
+
+        A = sum_j W_j N_j / E_j                                      (= sum_ij G_i D(j) h_ij)
+        dA/ds_p (p != d(j)) += (2 / smoothing) W_j e_pj u_pj (N_j - G_p E_j) / E_j^2
+        dA/ds_d(j)          += (2 / smoothing) W_j (E_j sum_i G_i e_ij u_ij
+                                                    - N_j sum_i e_ij u_ij) / E_j^2
+
+    (the second line is appendix B's ``E_j sum G e f - (sum G e)(sum e f)`` written with
+    differences, which are exact for large scores). ``loss = -A``, ``grad = -dA/ds``; each
+    position costs O(m), so a query costs O(m min(m, k)).
+    """
+    n_docs = scores.shape[0]
+    nq = query_offsets.shape[0] - 1
+    grad = np.zeros(n_docs)
+    loss = np.zeros(nq)
+    two_over = 2.0 / smoothing
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inv_ideal[q] == 0.0:
+            continue
+        s = scores[lo:hi]
+        g = gains[lo:hi]
+        order = _order_desc(s)
+        e = np.empty(n)
+        u = np.empty(n)
+        total = 0.0
+        for j in range(n):
+            wj = weights[j] * inv_ideal[q]
+            if wj == 0.0:
+                break
+            c = order[j]
+            big_e = 0.0
+            big_n = 0.0
+            geu = 0.0
+            eu = 0.0
+            for p in range(n):
+                up = s[p] - s[c]
+                ep = math.exp(-up * up / smoothing)
+                u[p] = up
+                e[p] = ep
+                big_e += ep
+                big_n += g[p] * ep
+                geu += g[p] * ep * up
+                eu += ep * up
+            total += wj * big_n / big_e
+            inv_e2 = 1.0 / (big_e * big_e)
+            for p in range(n):
+                if p != c:
+                    grad[lo + p] -= two_over * wj * e[p] * u[p] * (big_n - g[p] * big_e) * inv_e2
+            grad[lo + c] -= two_over * wj * (big_e * geu - big_n * eu) * inv_e2
+        loss[q] = -total
+    return loss, grad
+
+
+# -- StochasticRank for the LSO loss DCG-RR ------------------------------------------------------
+@njit(cache=True, inline="always")
+def _dcgrr_query_ccs(z, r, y, sigma, out, prefix, s0, s1):
+    """Adds one sample's CCS gradient of ``-DCG-RR`` for one query to ``out``.
+
+    ``y``: the noisy scores; ``b_j = 1{y_j > 0}``. For document ``i`` (others fixed) the loss is
+    ``const + J_i 1{x_i > 0}`` with ``J_i = -(r_i / (1 + c_i) - T_i)``, ``c_i`` the number of
+    included documents before ``i`` and ``T_i = sum_{j > i, b_j} r_j / ((1 + c'_j)(2 + c'_j))``
+    the loss of the later included documents pushed down one rank (``c'_j`` counts the included
+    documents before ``j`` other than ``i``). The estimate is ``J_i phi(z_i / sigma) / sigma``.
+    """
+    n = z.shape[0]
+    cnt = 0
+    for j in range(n):
+        prefix[j] = cnt
+        if y[j] > 0.0:
+            cnt += 1
+    acc0 = 0.0
+    acc1 = 0.0
+    for j in range(n - 1, -1, -1):
+        s0[j] = acc0  # sum over later included docs, counts including doc j's own inclusion
+        s1[j] = acc1  # the same with one included document fewer before them
+        if y[j] > 0.0:
+            c = prefix[j]
+            acc0 += r[j] / ((1.0 + c) * (2.0 + c))
+            if c >= 1:
+                acc1 += r[j] / (c * (1.0 + c))
+    for i in range(n):
+        if y[i] > 0.0:
+            tail = s1[i]  # i included: later counts drop by one without i
+        else:
+            tail = s0[i]
+        jump = -(r[i] / (1.0 + prefix[i]) - tail)
+        x = z[i] / sigma
+        out[i] += jump * _INV_SQRT_2PI_B * math.exp(-0.5 * x * x) / sigma
+
+
+
+@njit(cache=True, parallel=True)
+def dcgrr_ccs_from_noise(scores, labels, noise, query_offsets, sigma):
+    """CCS gradient of ``-E DCG-RR(z + sigma e)`` averaged over the rows of ``noise``."""
+    n_docs = scores.shape[0]
+    n_samples = noise.shape[0]
+    nq = query_offsets.shape[0] - 1
+    grad = np.zeros(n_docs)
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n == 0:
+            continue
+        y = np.empty(n)
+        prefix = np.empty(n, dtype=np.int64)
+        s0 = np.empty(n)
+        s1 = np.empty(n)
+        out = np.zeros(n)
+        for k in range(n_samples):
+            for i in range(n):
+                y[i] = scores[lo + i] + sigma * noise[k, lo + i]
+            _dcgrr_query_ccs(scores[lo:hi], labels[lo:hi], y, sigma, out, prefix, s0, s1)
+        for i in range(n):
+            grad[lo + i] = out[i] / n_samples
+    return grad
+
+
+@njit(cache=True, parallel=True)
+def dcgrr_ccs_seeded(scores, labels, query_offsets, sigma, n_samples, seed, iteration):
+    """As :func:`dcgrr_ccs_from_noise` with the unit normals of query ``q``, sample ``k`` drawn
+    from the stream ``stream_key(seed, iteration, q, k)`` (those of ``draw_grouped_normals``)."""
+    n_docs = scores.shape[0]
+    nq = query_offsets.shape[0] - 1
+    grad = np.zeros(n_docs)
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n == 0:
+            continue
+        e = np.empty(n)
+        y = np.empty(n)
+        prefix = np.empty(n, dtype=np.int64)
+        s0 = np.empty(n)
+        s1 = np.empty(n)
+        out = np.zeros(n)
+        for k in range(n_samples):
+            fill_standard_normal(stream_key(seed, iteration, q, k), e)
+            for i in range(n):
+                y[i] = scores[lo + i] + sigma * e[i]
+            _dcgrr_query_ccs(scores[lo:hi], labels[lo:hi], y, sigma, out, prefix, s0, s1)
+        for i in range(n):
+            grad[lo + i] = out[i] / n_samples
+    return grad
+
+
+@njit(cache=True, parallel=True)
+def dcgrr_values(scores, labels, query_offsets):
+    """Per query ``DCG-RR = sum_i r_i 1{z_i > 0} / (1 + sum_{j < i} 1{z_j > 0})``."""
+    nq = query_offsets.shape[0] - 1
+    out = np.zeros(nq)
+    for q in prange(nq):
+        cnt = 0
+        total = 0.0
+        for i in range(query_offsets[q], query_offsets[q + 1]):
+            if scores[i] > 0.0:
+                cnt += 1
+                total += labels[i] / cnt
+        out[q] = total
+    return out
+
+
+# -- XGBoost rank:ndcg (topk pairs) ------------------------------------------------------------
+@njit(cache=True, parallel=True)
+def xgboost_lambdarank_ndcg(scores, gains, labels, query_offsets, inv_ideal, discounts, pair_top,
+                            sigma, score_norm, norm):
+    """``(grad, hess)`` of XGBoost's ``rank:ndcg`` with ``lambdarank_pair_method="topk"``.
+
+    Pairs: positions ``a < min(n, pair_top)``, ``b > a`` of the stable order by score descending,
+    labels different; ``h`` the more relevant, ``l`` the other, ``ds = s_h - s_l``:
+
+        W = |g_h - g_l| |discounts[p_h] - discounts[p_l]| inv_ideal    (untruncated discounts,
+                                                                     IDCG truncated at pair_top)
+        W /= |ds| + 0.01          if score_norm and the query's best score != worst score
+        p = sigmoid(sigma ds);    grad_h += (p - 1) sigma W,  grad_l -= (p - 1) sigma W,
+        hess_h, hess_l += 2 sigma^2 max(p (1 - p), 1e-16) W
+
+    and with ``norm`` and ``L = sum_pairs 2 (1 - p) sigma W > 0`` the query's grad and hess are
+    scaled by ``log2(1 + L) / L``. XGBoost has ``sigma = 1``.
+    """
+    n_docs = scores.shape[0]
+    nq = query_offsets.shape[0] - 1
+    grad = np.zeros(n_docs)
+    hess = np.zeros(n_docs)
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inv_ideal[q] == 0.0:
+            continue
+        s = scores[lo:hi]
+        order = _order_desc(s)
+        apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
+        total = 0.0
+        for a in range(min(n, pair_top)):
+            ia = order[a]
+            for b in range(a + 1, n):
+                ib = order[b]
+                if labels[lo + ia] == labels[lo + ib]:
+                    continue
+                if labels[lo + ia] > labels[lo + ib]:
+                    h, low, ph, pl = ia, ib, a, b
+                else:
+                    h, low, ph, pl = ib, ia, b, a
+                w = abs((gains[lo + h] - gains[lo + low]) * (discounts[ph] - discounts[pl]))
+                w *= inv_ideal[q]
+                ds = s[h] - s[low]
+                if apply_score_norm:
+                    w /= abs(ds) + 0.01
+                p = _sigmoid(sigma * ds)
+                gpair = (p - 1.0) * sigma * w
+                hpair = 2.0 * sigma * sigma * max(p * (1.0 - p), 1e-16) * w
+                grad[lo + h] += gpair
+                grad[lo + low] -= gpair
+                hess[lo + h] += hpair
+                hess[lo + low] += hpair
+                total -= 2.0 * gpair
+        if norm and total > 0.0:
+            factor = math.log2(1.0 + total) / total
+            for i in range(lo, hi):
+                grad[i] *= factor
+                hess[i] *= factor
+    return grad, hess
