@@ -20,6 +20,15 @@ Classes
 * :class:`ListNet` -- top-one softmax cross-entropy (Cao et al., ICML 2007).
 * :class:`Gumbel` -- the stochastic treatment E[.] of Bruch et al. (WSDM 2020), Algorithm 1,
   around any objective; :func:`e_lambda_mart` is E[lambda-MART].
+* :class:`SoftRank` -- the Gaussian-smoothed NDCG with CCS gradients, as the StochasticRank paper
+  runs it (StochasticRank with ``mu = 0`` and no SFA).
+* :class:`SmoothNDCG` -- soft position indicators (Chapelle & Wu 2010), O(m^2) gradient,
+  annealing of the smoothing over boosting iterations (``smoothing_at(iteration)``).
+* :class:`StochasticRankDCGRR` -- StochasticRank (CCS) for the LSO loss DCG-RR (documents in
+  input order, selected by ``z > 0``; not translation invariant).
+
+``LambdaMART.lightgbm()`` and ``LambdaMART.xgboost()`` reproduce LightGBM's ``lambdarank`` and
+XGBoost's ``rank:ndcg`` (topk pairs) gradients and hessians.
 
 Example:
 
