@@ -235,7 +235,8 @@ class LambdaMART(_Objective):
             raise ValueError("compat='lightgbm' reproduces LightGBM's lambdarank, metric='NDCG' only")
         if self.compat == "xgboost":
             if metric != "NDCG":
-                raise ValueError("compat='xgboost' reproduces XGBoost's rank:ndcg, metric='NDCG' only")
+                raise ValueError(
+                    "compat='xgboost' reproduces XGBoost's rank:ndcg, metric='NDCG' only")
             if self.label_gain is not None:
                 raise ValueError("compat='xgboost' takes gain='exp2'/'linear' (XGBoost's "
                                  "ndcg_exp_gain), not label_gain")

@@ -122,7 +122,8 @@ def test_smooth_ndcg_value_and_gradient(kwargs, seed):
 
 def test_smooth_ndcg_tends_to_ndcg_and_to_constant():
     scores, labels, offs = _random_queries(3)
-    has_info = np.array([labels[a:b].max() > labels[a:b].min() for a, b in zip(offs[:-1], offs[1:])])
+    has_info = np.array([labels[a:b].max() > labels[a:b].min()
+                         for a, b in zip(offs[:-1], offs[1:])])
     for top in (None, 3):
         ndcg = metrics.ndcg_at_k(scores, labels, offs, top, ties="input_order", per_query=True)
         assert SmoothNDCG(smoothing=1e-9, top=top).loss(scores, labels, offs) == pytest.approx(
@@ -192,7 +193,7 @@ def test_smooth_ndcg_degenerate_queries_and_bad_input():
                           "anneal_factor=2.0, min_smoothing=None, start_iterations=0)"
 
 
-# -- StochasticRank for DCG-RR -----------------------------------------------------------------------
+# -- StochasticRank for DCG-RR ------------------------------------------------------------------
 def _dcgrr(z, r):
     shown = 0
     total = 0.0
