@@ -49,9 +49,9 @@ import functools
 import numpy as np
 
 from ._cascade import CascadeSpec
-from .groups import _check_float, _check_int, validate_grouped
+from .groups import _check_choice, _check_float, _check_int, validate_grouped
 from .kernels import baselines as _k
-from .objectives import StochasticRank
+from .objectives import ObjectiveParams, StochasticRank
 
 __all__ = ["LambdaMART", "LambdaLoss", "ApproxNDCG", "ListNet", "Gumbel", "e_lambda_mart",
            "SoftRank", "SmoothNDCG", "StochasticRankDCGRR"]
@@ -61,12 +61,6 @@ COMPAT = (None, "lightgbm", "xgboost")
 LISTNET_TARGETS = ("exp", "linear")
 APPROX_HESSIANS = ("constant", "exact")
 LIGHTGBM_DEFAULT_LABEL_GAIN = tuple(float(2 ** i - 1) for i in range(31))
-
-
-def _check_choice(value, name, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
 
 
 def _check_bool(value, name):
@@ -87,32 +81,6 @@ def _lightgbm_table(sigma: float):
 _EMPTY_TABLE = np.empty(0)
 
 
-class _Objective:
-    """Parameter handling shared by the baselines (scikit-learn style)."""
-
-    _param_names: tuple = ()
-
-    def get_params(self, deep: bool = True) -> dict:
-        return {name: getattr(self, name) for name in self._param_names}
-
-    def set_params(self, **params):
-        unknown = sorted(set(params) - set(self._param_names))
-        if unknown:
-            raise ValueError(f"unknown parameter(s) {unknown} for {type(self).__name__}; "
-                             f"valid: {list(self._param_names)}")
-        trial = type(self)(**{**self.get_params(), **params})  # validates; self stays intact
-        for name in params:
-            setattr(self, name, getattr(trial, name))
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-    def _validated(self):  # pragma: no cover - overridden
-        raise NotImplementedError
-
-
 def _ndcg_gains(labels, gain):
     """Gains ``2^r - 1`` / ``r`` (labels checked by the metric spec)."""
     return CascadeSpec.make("NDCG", None, gain).gain_and_continuation(labels)[0]
@@ -126,7 +94,7 @@ def _inverse_full_idcg(gains, offs):
 
 
 # -------------------------------------------------------------------------------------------
-class LambdaMART(_Objective):
+class LambdaMART(ObjectiveParams):
     """LambdaMART lambdas for NDCG@k or MRR@k (Burges 2010, "From RankNet to LambdaRank to
     LambdaMART"; Wu, Burges, Svore, Gao 2010).
 
@@ -304,7 +272,7 @@ class LambdaMART(_Objective):
 
 
 # -------------------------------------------------------------------------------------------
-class LambdaLoss(_Objective):
+class LambdaLoss(ObjectiveParams):
     """LambdaLoss NDCG-Loss2++ (Wang, Li, Golbandi, Bendersky, Najork, CIKM 2018).
 
     Per query, with ``G_i = (2^y_i - 1) / IDCG`` (``gain="linear"``: ``y_i / IDCG``; IDCG of the
@@ -359,7 +327,7 @@ class LambdaLoss(_Objective):
 
 
 # -------------------------------------------------------------------------------------------
-class ApproxNDCG(_Objective):
+class ApproxNDCG(ObjectiveParams):
     """ApproxNDCG (Qin, Liu, Li, "A general approximation framework for direct optimization of
     information retrieval measures", Inf. Retr. 2010; Bruch et al. 2020, eqs. 15-18).
 
@@ -431,7 +399,7 @@ def _zero_constant_label_queries(labels, offs, loss, grad, hess):
 
 
 # -------------------------------------------------------------------------------------------
-class ListNet(_Objective):
+class ListNet(ObjectiveParams):
     """ListNet top-one cross-entropy (Cao, Qin, Liu, Tsai, Li, ICML 2007).
 
     Per query, ``P_s = softmax(s)`` and the label distribution ``P_y = softmax(y)``
@@ -496,7 +464,7 @@ class ListNet(_Objective):
 
 
 # -------------------------------------------------------------------------------------------
-class Gumbel(_Objective):
+class Gumbel(ObjectiveParams):
     """The stochastic treatment ``E[.]`` of Bruch, Han, Bendersky, Najork (WSDM 2020), Alg. 1.
 
     For each of ``n_samples`` draws, every document's score is perturbed by independent
@@ -625,7 +593,7 @@ class SoftRank(StochasticRank):
 
 
 # -------------------------------------------------------------------------------------------
-class SmoothNDCG(_Objective):
+class SmoothNDCG(ObjectiveParams):
     """SmoothNDCG (Chapelle & Wu, "Gradient descent optimization of smoothed information
     retrieval metrics", Information Retrieval 13(3), 2010), with its annealing of the smoothing.
 
@@ -761,7 +729,7 @@ class SmoothNDCG(_Objective):
 
 
 # -------------------------------------------------------------------------------------------
-class StochasticRankDCGRR(_Objective):
+class StochasticRankDCGRR(ObjectiveParams):
     """StochasticRank for the learning-to-select-with-order (LSO) loss DCG-RR (Ustimenko &
     Prokhorenkova 2020, main text eq. 5; supplement B.4 and C.3; LSO: Vorobev et al. 2019).
 

@@ -169,3 +169,9 @@ def _check_float(value, name: str, *, gt=None, ge=None):
     if ge is not None and not value >= ge:
         raise ValueError(f"{name} must be >= {ge}, got {value}")
     return value
+
+
+def _check_choice(value, name: str, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value

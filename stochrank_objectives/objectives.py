@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cascade import CascadeSpec
-from .groups import _check_float, _check_int, validate_grouped
+from .groups import _check_choice, _check_float, _check_int, validate_grouped
 from .kernels.ccs import (
     DEFAULT_WINDOW,
     ccs_gradient_from_noise,
@@ -53,8 +53,8 @@ from .kernels.ccs import (
 )
 from .kernels.rng import draw_grouped_normals
 
-__all__ = ["StochasticRank", "stochastic_rank_gradient", "draw_noise", "ESTIMATORS",
-           "CONDITIONINGS", "HESSIANS"]
+__all__ = ["ObjectiveParams", "StochasticRank", "stochastic_rank_gradient", "draw_noise",
+           "ESTIMATORS", "CONDITIONINGS", "HESSIANS"]
 
 ESTIMATORS = ("ccs", "reinforce")
 CONDITIONINGS = ("translation", "coordinate")
@@ -73,12 +73,6 @@ def draw_noise(query_offsets, n_samples: int = 1, seed: int = 0, iteration: int 
     seed = _check_int(seed, "seed", 0)
     iteration = _check_int(iteration, "iteration", 0)
     return draw_grouped_normals(offs, n_samples, seed, iteration)
-
-
-def _check_choice(value, name, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
 
 
 def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", top=None,
@@ -156,7 +150,39 @@ def _estimate(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, 
     return grad
 
 
-class StochasticRank:
+class ObjectiveParams:
+    """Scikit-learn style parameter handling shared by every objective object.
+
+    Subclasses list their constructor arguments in ``_param_names``, store them unchanged in
+    ``__init__`` and validate them there; ``set_params`` builds a trial instance first, so a bad
+    value raises and leaves the object untouched.
+    """
+
+    _param_names: tuple = ()
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {name: getattr(self, name) for name in self._param_names}
+
+    def set_params(self, **params):
+        unknown = sorted(set(params) - set(self._param_names))
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown} for {type(self).__name__}; "
+                             f"valid: {list(self._param_names)}")
+        trial = type(self)(**{**self.get_params(), **params})  # validates; self stays intact
+        for name in params:
+            setattr(self, name, getattr(trial, name))
+        self._params_changed()
+        return self
+
+    def _params_changed(self):
+        """Hook for subclasses that cache anything derived from their parameters."""
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+class StochasticRank(ObjectiveParams):
     """StochasticRank objective: the CCS gradient of a Gaussian-smoothed ranking metric.
 
     Parameters mirror CatBoost's ``StochasticRank:metric=...;top=...;sigma=...;mu=...;nu=...;
@@ -207,24 +233,8 @@ class StochasticRank:
         self._cache_key = None
         self._cache_value = None
 
-    # -- scikit-learn style parameter handling -------------------------------------------
-    def get_params(self, deep: bool = True) -> dict:
-        return {name: getattr(self, name) for name in self._param_names}
-
-    def set_params(self, **params):
-        unknown = sorted(set(params) - set(self._param_names))
-        if unknown:
-            raise ValueError(f"unknown parameter(s) {unknown} for {type(self).__name__}; "
-                             f"valid: {list(self._param_names)}")
-        trial = type(self)(**{**self.get_params(), **params})  # validates; self stays intact
-        for name in params:
-            setattr(self, name, getattr(trial, name))
+    def _params_changed(self):
         self._cache_key = None
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     def _validated(self) -> dict:
         """Check every parameter; return the normalised keyword set for the estimator."""

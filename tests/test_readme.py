@@ -30,3 +30,25 @@ def test_readme_snippets_run():
     score = ndcg_at_k(namespace["ranker"].predict(train.X), train.y, train.query_offsets, 5)
     constant = ndcg_at_k(0 * train.y, train.y, train.query_offsets, 5)
     assert score > constant + 0.1
+
+
+def test_objective_table_usage_lines_construct_valid_objectives():
+    import numpy as np
+
+    import stochrank_objectives.baselines as baselines
+    from stochrank_objectives import StochasticRank
+
+    namespace = {name: getattr(baselines, name) for name in baselines.__all__}
+    namespace["StochasticRank"] = StochasticRank
+    table = README.read_text().split("## Objectives", 1)[1].split("\n\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert len(rows) >= 9
+    scores, labels, offsets = np.array([0.3, 0.1, 0.2]), np.array([2.0, 0.0, 1.0]), np.array([0, 3])
+    for row in rows:
+        usage = row.rstrip(" |").rsplit("|", 1)[1]
+        calls = re.findall(r"`([A-Za-z_]+\(.*?\))`", usage)
+        assert calls, row
+        for call in calls:
+            objective = eval(call, namespace)
+            grad, hess = objective.grad_hess(scores, labels, offsets)
+            assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess)), call
