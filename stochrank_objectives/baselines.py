@@ -49,7 +49,7 @@ import functools
 import numpy as np
 
 from ._cascade import CascadeSpec
-from .groups import _check_choice, _check_float, _check_int, validate_grouped
+from .groups import _check_choice, _check_float, _check_int, as_noise, validate_grouped
 from .kernels import baselines as _k
 from .objectives import ObjectiveParams, StochasticRank
 
@@ -793,14 +793,7 @@ class StochasticRankDCGRR(ObjectiveParams):
         if noise is None:
             return _k.dcgrr_ccs_seeded(scores, labels, offs, p["sigma"], p["n_samples"],
                                        p["seed"], iteration)
-        noise = np.ascontiguousarray(noise, dtype=np.float64)
-        if noise.ndim == 1:
-            noise = noise[None, :]
-        if noise.ndim != 2 or noise.shape[1] != scores.shape[0]:
-            raise ValueError(
-                f"noise must have shape (n_samples, {scores.shape[0]}), got {noise.shape}")
-        if not np.all(np.isfinite(noise)):
-            raise ValueError("noise contains NaN or inf")
+        noise = as_noise(noise, scores.shape[0])
         return _k.dcgrr_ccs_from_noise(scores, labels, noise, offs, p["sigma"])
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):

@@ -33,6 +33,7 @@ __all__ = [
     "as_float_array",
     "validate_query_offsets",
     "validate_grouped",
+    "as_noise",
 ]
 
 
@@ -175,3 +176,16 @@ def _check_choice(value, name: str, choices):
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
+
+
+def as_noise(noise, n_docs: int) -> np.ndarray:
+    """Explicit unit normals for an estimator: shape ``(n_samples, n_docs)`` (a 1-d array is one
+    sample), finite, contiguous float64."""
+    noise = np.ascontiguousarray(noise, dtype=np.float64)
+    if noise.ndim == 1:
+        noise = noise[None, :]
+    if noise.ndim != 2 or noise.shape[1] != n_docs:
+        raise ValueError(f"noise must have shape (n_samples, {n_docs}), got {noise.shape}")
+    if not np.all(np.isfinite(noise)):
+        raise ValueError("noise contains NaN or inf")
+    return noise

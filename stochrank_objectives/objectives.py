@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cascade import CascadeSpec
-from .groups import _check_choice, _check_float, _check_int, validate_grouped
+from .groups import _check_choice, _check_float, _check_int, as_noise, validate_grouped
 from .kernels.ccs import (
     DEFAULT_WINDOW,
     ccs_gradient_from_noise,
@@ -132,14 +132,7 @@ def _estimate(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, 
             grad = reinforce_gradient_seeded(shifted, labels, gain_arr, cont, offs, scale,
                                              pos_weight, t, sigma, n_samples, seed, iteration)
     else:
-        noise = np.ascontiguousarray(noise, dtype=np.float64)
-        if noise.ndim == 1:
-            noise = noise[None, :]
-        if noise.ndim != 2 or noise.shape[1] != scores.shape[0]:
-            raise ValueError(
-                f"noise must have shape (n_samples, {scores.shape[0]}), got {noise.shape}")
-        if not np.all(np.isfinite(noise)):
-            raise ValueError("noise contains NaN or inf")
+        noise = as_noise(noise, scores.shape[0])
         if estimator == "ccs":
             grad = ccs_gradient_from_noise(shifted, gain_arr, cont, noise, offs, scale, pos_weight,
                                            t, sigma, translation, window)

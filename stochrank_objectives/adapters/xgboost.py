@@ -48,7 +48,7 @@ import xgboost as xgb
 
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 from ..sglb import SGLB
-from ._metric import EvalMetric
+from ._common import EvalMetric, objective_grad_hess
 
 __all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
 
@@ -133,22 +133,7 @@ class XGBObjective:
             raise ValueError("sample weights are not supported by this package's ranking "
                              "objectives; build the DMatrix without weight=")
         labels, offsets = _grouped(dtrain, predt.shape[0], "training")
-        # Hand the objective the same arrays every iteration (it caches per-query constants).
-        if (self._labels is not None and np.array_equal(labels, self._labels)
-                and np.array_equal(offsets, self._offsets)):
-            labels, offsets = self._labels, self._offsets
-        else:
-            self._labels, self._offsets = labels, offsets
-        t = self._iteration()
-        if self.sglb is None:
-            grad, hess = self.objective.grad_hess(predt, labels, offsets, iteration=t)
-        else:
-            grad, hess = self.sglb.grad_hess(self.objective, predt, labels, offsets, t)
-        grad, hess = np.asarray(grad), np.asarray(hess)
-        if grad.shape != predt.shape or hess.shape != predt.shape:
-            raise ValueError(f"objective returned gradients of shape {grad.shape} and hessians "
-                             f"of shape {hess.shape} for {predt.shape[0]} documents")
-        return grad, hess
+        return objective_grad_hess(self, predt, labels, offsets)
 
     def _iteration(self) -> int:
         if self._synced_iteration is not None:

@@ -108,6 +108,28 @@ def inverse_ideal_dcg(gains, sort_key, query_offsets, discounts, top):
 
 # -- LambdaMART ------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
+def _ranking(s, gains, find_relevant):
+    """Order (positions -> documents), positions (documents -> positions) and, if asked, the
+    positions of the first and second relevant documents (``n`` when absent)."""
+    n = s.shape[0]
+    order = _order_desc(s)
+    pos = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        pos[order[p]] = p
+    first = n
+    second = n
+    if find_relevant:
+        for p in range(n):
+            if gains[order[p]] > 0.0:
+                if first == n:
+                    first = p
+                else:
+                    second = p
+                    break
+    return order, pos, first, second
+
+
+@njit(cache=True, inline="always")
 def _mrr_swap_delta(pa, pb, rel_a, first, second, w):
     """|MRR change| from swapping positions ``pa < pb`` whose relevance differs.
 
@@ -157,20 +179,7 @@ def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weight
         if n < 2 or inv_ideal[q] == 0.0:
             continue
         s = scores[lo:hi]
-        order = _order_desc(s)
-        pos = np.empty(n, dtype=np.int64)
-        for p in range(n):
-            pos[order[p]] = p
-        first = n
-        second = n
-        if kind == KIND_MRR:
-            for p in range(n):
-                if gains[lo + order[p]] > 0.0:
-                    if first == n:
-                        first = p
-                    else:
-                        second = p
-                        break
+        order, pos, first, second = _ranking(s, gains[lo:hi], kind == KIND_MRR)
         lam = np.zeros(n)
         hes = np.zeros(n)
         lam32 = np.zeros(n, dtype=np.float32)
@@ -255,20 +264,7 @@ def lambdamart_surrogate(scores, gains, labels, query_offsets, inv_ideal, weight
         if n < 2 or inv_ideal[q] == 0.0:
             continue
         s = scores[lo:hi]
-        order = _order_desc(s)
-        pos = np.empty(n, dtype=np.int64)
-        for p in range(n):
-            pos[order[p]] = p
-        first = n
-        second = n
-        if kind == KIND_MRR:
-            for p in range(n):
-                if gains[lo + order[p]] > 0.0:
-                    if first == n:
-                        first = p
-                    else:
-                        second = p
-                        break
+        order, pos, first, second = _ranking(s, gains[lo:hi], kind == KIND_MRR)
         total = 0.0
         for a in range(min(n - 1, pair_top)):
             ia = order[a]

@@ -1,5 +1,6 @@
-"""The booster-independent part of the eval-metric adapters (LightGBM ``LGBMMetric``,
-XGBoost ``XGBMetric``): a checked metric definition, its log name and its evaluation."""
+"""Booster-independent parts of the adapters: calling the objective (with or without SGLB)
+for ``LGBMObjective``/``XGBObjective``, and the eval-metric definition behind ``LGBMMetric``/
+``XGBMetric``."""
 
 from __future__ import annotations
 
@@ -47,3 +48,27 @@ class EvalMetric:
     def value(self, preds, labels, query_offsets) -> float:
         return float(_metrics.evaluate(self.metric, preds, labels, query_offsets, self.k,
                                        ties=self.ties, **self.options))
+
+
+def objective_grad_hess(adapter, preds, labels, offsets):
+    """``(grad, hess)`` of ``adapter.objective`` at the booster's raw scores ``preds``.
+
+    ``adapter`` carries ``objective``, ``sglb`` (or None), ``_iteration()`` and the label cache
+    ``_labels``/``_offsets``: the objective gets the same arrays every iteration, so that its
+    per-query constants stay cached.
+    """
+    if (adapter._labels is not None and np.array_equal(labels, adapter._labels)
+            and np.array_equal(offsets, adapter._offsets)):
+        labels, offsets = adapter._labels, adapter._offsets
+    else:
+        adapter._labels, adapter._offsets = labels, offsets
+    t = adapter._iteration()
+    if adapter.sglb is None:
+        grad, hess = adapter.objective.grad_hess(preds, labels, offsets, iteration=t)
+    else:
+        grad, hess = adapter.sglb.grad_hess(adapter.objective, preds, labels, offsets, t)
+    grad, hess = np.asarray(grad), np.asarray(hess)
+    if grad.shape != preds.shape or hess.shape != preds.shape:
+        raise ValueError(f"objective returned gradients of shape {grad.shape} and hessians "
+                         f"of shape {hess.shape} for {preds.shape[0]} documents")
+    return grad, hess
