@@ -530,6 +530,7 @@ def summarise(selected, suffix=""):
     for k, rs in groups.items():
         out[k] = {name: mean_ci([r[f"test_{name}{suffix}"] for r in rs]) for name in TEST_METRICS}
         out[k]["n"] = len(rs)
+        out[k]["trees"] = float(np.mean([r["n_trees"] for r in rs]))
     return out
 
 

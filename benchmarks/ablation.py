@@ -65,7 +65,8 @@ def main(argv=None):
     lines += [f"- Target {metric}; test metrics with worst-permutation ties; mean ± 95% CI "
               "(Student t) over folds x seeds. 'default': queries without a relevant document "
               "score NDCG = 1; 'skip': they are left out.",
-              "- One noise sample per gradient for REINFORCE and CCS (as in the paper).",
+              "- One noise sample per gradient for REINFORCE and CCS (as in the paper). 'trees': "
+              "mean number of trees of the selected (early-stopped) models.",
               f"- {H.environment_line(cfg)}; wall clock of this invocation "
               f"{(time.time() - started) / 60:.1f} min.", ""]
     for booster in args.boosters:
@@ -73,13 +74,13 @@ def main(argv=None):
         if not present:
             continue
         lines += [f"## {booster}", "",
-                  f"| features | {metric} | {metric} skip | NDCG@10 | MRR | ERR@10 | runs |",
-                  "| --- | --- | --- | --- | --- | --- | --- |"]
+                  f"| features | {metric} | {metric} skip | NDCG@10 | MRR | ERR@10 | runs | trees |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for m in present:
             s, k = summary[(booster, m, args.target)], summary_skip[(booster, m, args.target)]
             lines.append(f"| {labels[m]} | {H.fmt(s[metric])} | {H.fmt(k[metric])} | "
                          f"{H.fmt(s['NDCG@10'])} | {H.fmt(s['MRR'])} | {H.fmt(s['ERR@10'])} | "
-                         f"{s['n']} |")
+                         f"{s['n']} | {s['trees']:.0f} |")
         lines.append("")
         # consecutive steps, as the paper discusses them
         for a, b in zip(present, present[1:]):
