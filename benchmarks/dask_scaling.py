@@ -1,7 +1,7 @@
 """Dask scaling: seconds per iteration and peak memory per worker, 1 vs 2 workers.
 
     python -m benchmarks.dask_scaling [--docs 1050000] [--partitions 8] [--features 32]
-                                      [--iterations 12] [--warmup 2] [--workers 1 2]
+                                      [--iterations 20] [--warmup 3] [--workers 1 2]
                                       [--libraries lightgbm xgboost]
                                       [--out benchmarks/results/dask_scaling.txt]
 
@@ -107,6 +107,17 @@ def _xgb_stamps(folder: str):
     return XGBStamps()
 
 
+def _busy_jiffies():
+    """(busy, total) CPU jiffies of the whole machine, from /proc/stat (None elsewhere)."""
+    try:
+        with open("/proc/stat") as fh:
+            values = [int(v) for v in fh.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return sum(values) - idle, sum(values)
+
+
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -155,6 +166,7 @@ def run_one(library: str, n_workers: int, args) -> dict:
     sglb = SGLB(0.1, 0.01, 1e4, seed=0)
     objective = StochasticRank(metric="NDCG", top=10)
     start = time.perf_counter()
+    jiffies = _busy_jiffies()
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40,
                                   memory_limit=0) as cluster, \
@@ -167,7 +179,8 @@ def run_one(library: str, n_workers: int, args) -> dict:
         n_queries = sum(s.size for s in layout.sizes)
         if library == "lightgbm":
             X, y, group = sdask.lightgbm_inputs(df, "qid", "label", layout=layout)
-            X, y, group = client.persist([X, y, group])
+            X, y = client.persist([X, y])  # expressions and the group array: two calls
+            group = client.persist(group)
             distributed.wait([X, y, group])
             data_rss = client.run(_current_rss_mib)
             obj = sdask.DaskLGBMObjective(objective, sglb=sglb, layout=layout)
@@ -185,7 +198,11 @@ def run_one(library: str, n_workers: int, args) -> dict:
         peak = client.run(_rss_mib)
         per_iter = _per_iteration(folder, args.warmup)
         placement = sorted(len(v) for v in client.has_what().values())
-    return dict(library=library, workers=n_workers, rows=n_rows, queries=n_queries,
+    busy = None
+    end = _busy_jiffies()
+    if jiffies and end and end[1] > jiffies[1]:
+        busy = (os.cpu_count() or 1) * (end[0] - jiffies[0]) / (end[1] - jiffies[1])
+    return dict(library=library, workers=n_workers, rows=n_rows, queries=n_queries, busy=busy,
                 s_per_iter=per_iter, peak=sorted(peak.values()), data=sorted(data_rss.values()),
                 wall=time.perf_counter() - start, load=os.getloadavg(), placement=placement)
 
@@ -195,8 +212,8 @@ def main(argv=None) -> int:
     parser.add_argument("--docs", type=int, default=1_050_000)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--features", type=int, default=32)
-    parser.add_argument("--iterations", type=int, default=12)
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--libraries", nargs="+", default=["lightgbm", "xgboost"],
                         choices=["lightgbm", "xgboost"])
@@ -222,10 +239,12 @@ def main(argv=None) -> int:
         f"{lightgbm.__version__}, xgboost {xgboost.__version__}; {os.cpu_count()} CPUs, "
         f"{platform.machine()}; OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}",
         "peak = worker's ru_maxrss after training; data = worker's RSS with the data persisted, "
-        "before training (MiB, per worker)",
+        "before training (MiB, per worker); busy = CPU cores in use on the whole machine during "
+        "the row (all processes, /proc/stat), load = load average at its end",
         "",
         f"  {'library':9s} {'workers':>7s} {'s/iter':>7s} {'speed-up':>8s} "
-        f"{'peak MiB per worker':>22s} {'data MiB per worker':>22s} {'wall s':>7s}  load 1/5/15",
+        f"{'peak MiB per worker':>22s} {'data MiB per worker':>22s} {'wall s':>7s} "
+        f"{'busy':>5s}  load 1/5/15",
     ]
     print("\n".join(lines), flush=True)
     for library in args.libraries:
@@ -234,17 +253,20 @@ def main(argv=None) -> int:
             row = run_one(library, n_workers, args)
             rows.append(row)
             base = row["s_per_iter"] if base is None else base
+            busy = "-" if row["busy"] is None else f"{row['busy']:.2f}"
             line = (f"  {library:9s} {n_workers:7d} {row['s_per_iter']:7.3f} "
                     f"{base / row['s_per_iter']:7.2f}x "
                     f"{' / '.join(f'{v:.0f}' for v in row['peak']):>22s} "
                     f"{' / '.join(f'{v:.0f}' for v in row['data']):>22s} "
-                    f"{row['wall']:7.1f}  {'/'.join(f'{v:.2f}' for v in row['load'])}")
+                    f"{row['wall']:7.1f} {busy:>5s}  "
+                    f"{'/'.join(f'{v:.2f}' for v in row['load'])}")
             lines.append(line)
             print(line, flush=True)
     n_rows, n_queries = rows[0]["rows"], rows[0]["queries"]
     lines += ["", f"data: {n_rows:,} documents, {n_queries:,} queries (mean size "
               f"{n_rows / n_queries:.1f})",
-              f"total wall time {time.perf_counter() - started:.0f} s; python {sys.version.split()[0]}"]
+              f"total wall time {time.perf_counter() - started:.0f} s; "
+              f"python {sys.version.split()[0]}"]
     print(lines[-2], lines[-1], sep="\n")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")

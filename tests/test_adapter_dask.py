@@ -240,7 +240,8 @@ def _single_lgb(train, vali, objective, sglb):
 
 
 def _dask_lgb(frame, objective, sglb):
-    layout = sdask.query_layout(frame, "qid", "label")
+    # Without SGLB: no layout (the fallback path, whole-shard keys); with SGLB: per partition.
+    layout = None if sglb is None else sdask.query_layout(frame, "qid", "label")
     X, y, group = sdask.lightgbm_inputs(frame, "qid", "label", layout=layout)
     obj = sdask.DaskLGBMObjective(objective, sglb=sglb, layout=layout)
     model = lgb.DaskLGBMRanker(objective=obj, time_out=1, **LGB_PARAMS)

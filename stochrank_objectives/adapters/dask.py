@@ -13,49 +13,62 @@ No gradient mathematics lives here. The module provides
   :class:`~stochrank_objectives.adapters.xgboost.XGBObjective` on the workers:
   :class:`DaskLGBMObjective` and :class:`DaskXGBObjective` (plus :func:`train_xgboost`).
 
+Both libraries need ``pyarrow`` (``dask.dataframe``) and an explicit ``import xgboost.dask``
+/ ``lightgbm`` with Dask installed (``pip install stochrank_objectives[dask]``).
+
 LightGBM (``lightgbm.DaskLGBMRanker``)::
 
     from distributed import Client
     import lightgbm as lgb
-    from stochrank_objectives import StochasticRank, SGLB
+    from stochrank_objectives import SGLB, StochasticRank
     from stochrank_objectives.adapters.dask import (DaskLGBMObjective, lightgbm_inputs,
-                                                    repartition_by_query)
+                                                    query_layout, repartition_by_query)
 
     client = Client("tcp://scheduler:8786")
-    df = repartition_by_query(df, "qid").persist()   # df: a dask DataFrame, rows of a query contiguous
-    X, y, group = lightgbm_inputs(df, qid="qid", label="label")
-    obj = DaskLGBMObjective(StochasticRank(metric="NDCG", top=5), sglb=SGLB(0.1, 0.01, 1e4))
+    # df: a dask DataFrame with columns qid, label and features; the rows of a query contiguous
+    df = repartition_by_query(df, "qid").persist()
+    layout = query_layout(df, "qid", "label")      # checks; per-partition sizes and digests
+    X, y, group = lightgbm_inputs(df, "qid", "label", layout=layout)
+    obj = DaskLGBMObjective(StochasticRank(metric="NDCG", top=5), sglb=SGLB(0.1, 0.01, 1e4),
+                            layout=layout)
     ranker = lgb.DaskLGBMRanker(objective=obj, n_estimators=100, metric="None", time_out=5)
     ranker.fit(X, y, group=group, callbacks=[obj.callback()])   # the callback is required
-    booster = obj.finalize(ranker)                               # SGLB: bakes c^T into the leaves
+    booster = obj.finalize(ranker)     # a lightgbm.Booster; SGLB: c^T baked into the leaves
 
 XGBoost (``xgboost.dask.train`` with ``obj=``)::
 
-    dtrain = xgboost_dmatrix(client, df, qid="qid", label="label")
+    dtrain = xgboost_dmatrix(client, df, "qid", "label", layout=layout)
     out = train_xgboost(client, {"max_depth": 6}, dtrain, 100, StochasticRank(top=5),
-                        sglb=SGLB(0.1, 0.01, 1e4))
-    booster = out["booster"]        # already finalised (F_T) on the workers
+                        sglb=SGLB(0.1, 0.01, 1e4), layout=layout)
+    booster = out["booster"]           # finalised (F_T) on the workers
+
+``DaskXGBObjective`` is the raw form: ``xgboost.dask.train(client, {**DEFAULT_PARAMS, ...},
+dtrain, n, obj=obj, callbacks=[obj.callback()])``.
 
 How it works on the workers. Both libraries concatenate the Dask partitions a worker holds
 into one local data set (a *shard*) and call the objective with that shard's labels and query
 sizes only. The objective objects shipped to the workers are light, picklable front-ends: at
 the start of every training run (the callback's first call) each worker thread builds its own
-``LGBMObjective`` / ``XGBObjective`` and drives it with that adapter's own callback, so state is
-never shared between workers, also not with in-process workers (``processes=False``).
+``LGBMObjective`` / ``XGBObjective`` and drives it with that adapter's own callback, so no state
+is shared between workers, also not between in-process workers (``processes=False``).
 
 SGLB and noise in distributed mode. Shrinkage is exactly the single-machine schedule: every
 worker sets the same per-tree learning rate ``lr * c^-(t+1)`` and evaluates its objective at
 ``c^(t+1) * G_t``; the finished model is scaled by ``c^T`` once (LightGBM:
 :meth:`DaskLGBMObjective.finalize`; XGBoost: on the workers at the end of training). The
-Langevin noise keeps its law (independent ``N(0, 2 / (lr T))`` per document), but one shared
-seed would give every shard the *same* stream. So each shard's noise is keyed by
-``(sglb.seed, iteration, shard key)`` (:class:`ShardSGLB`), and an objective with its own
-``seed`` parameter (StochasticRank, SoftRank, Gumbel, ...) is reseeded per shard from
-``(seed, shard key)``. The shard key is a BLAKE2 digest of the shard's labels and query sizes,
-so it depends on which rows a worker holds and in which order, not on worker addresses: a run
-is reproducible for a fixed partitioning and placement of the partitions on the workers (persist
-the frame once and reuse it). Shards with byte-identical labels and query sizes would share a
-stream.
+Langevin noise keeps its law (independent ``N(0, 2 / (lr T))`` per document), but the one
+``SeedSequence([seed, t])`` stream of a single machine would give every shard the *same*
+draws. With a :class:`QueryLayout`, each worker cuts its shard back into the original
+partitions (matched by row count, query count and a BLAKE2 digest of labels and query sizes)
+and draws the noise of partition ``p`` from ``SeedSequence([seed, t, p])``
+(:class:`PartitionSGLB`); an objective with its own ``seed`` parameter (StochasticRank,
+SoftRank, Gumbel, ...) is called once per partition, as a copy seeded from
+``SeedSequence([seed, p])``. So the noise depends on the partitioning only -- not on which worker
+holds a partition, nor in which order. Without a layout the whole shard is one block keyed by
+its digest (then the noise also depends on the placement). A run is bit-reproducible when the
+placement is fixed too: XGBoost reusing one ``DaskDMatrix`` is; ``lightgbm.dask`` re-places the
+parts and re-assigns machine ranks on every ``fit``, which changes the distributed histogram
+bins (the trees) even for deterministic objectives.
 """
 
 from __future__ import annotations
