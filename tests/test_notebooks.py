@@ -7,7 +7,6 @@ the repository root, with the non-interactive matplotlib backend; a probe cell a
 """
 
 import json
-import os
 from pathlib import Path
 
 import pytest
