@@ -43,6 +43,7 @@ import numpy as np
 
 from ._cascade import CascadeSpec
 from .groups import _check_choice, _check_float, _check_int, as_noise, validate_grouped
+from .kernels import threads_for
 from .kernels.ccs import (
     DEFAULT_WINDOW,
     ccs_gradient_from_noise,
@@ -115,9 +116,15 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                      window=window)
 
 
-def _estimate(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed, iteration,
-              estimator, conditioning, center=True, noise=None, window=DEFAULT_WINDOW):
+def _estimate(scores, labels, offs, prepared, **kwargs):
     """The estimator on validated arrays and precomputed metric arrays (``kernel_args``)."""
+    with threads_for(scores.shape[0]):
+        return _estimate_kernels(scores, labels, offs, prepared, **kwargs)
+
+
+def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed,
+                      iteration, estimator, conditioning, center=True, noise=None,
+                      window=DEFAULT_WINDOW):
     gain_arr, cont, pos_weight, t, _, scale = prepared
     shifted = scores - (sigma * mu) * labels if mu != 0.0 else scores
     translation = conditioning == "translation"
