@@ -43,6 +43,10 @@ def build_markdown(args, rows, selected, space, boosters, methods, wall_total, s
     failed = [r for r in rows if "error" in r]
     lines = [f"# Comparison on {args.dataset} (StochasticRank paper, Table 2 protocol)", "",
              f"Command: `python -m benchmarks.compare {' '.join(sys.argv[1:])}`", ""]
+    if args.report_only:
+        lines += ["Report rebuilt from the cache (`--report-only`): the trials were trained by "
+                  "the same command without `--report-only` (which resumes from the cache); "
+                  "the budget below is what the cache holds for these folds and seeds.", ""]
     lines += H.budget_lines(args, space, n_trials, len(selected), wall_total)
     lines += [
         "- Selection: per (booster, method, target, fold, seed) the trial with the best "
