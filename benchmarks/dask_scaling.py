@@ -263,6 +263,14 @@ def main(argv=None) -> int:
             lines.append(line)
             print(line, flush=True)
     n_rows, n_queries = rows[0]["rows"], rows[0]["queries"]
+    cores = os.cpu_count() or 1
+    saturated = [r for r in rows if r["busy"] is not None and r["busy"] > 0.9 * cores]
+    if saturated:
+        lines += ["", f"NOTE: the machine was saturated (busy > {0.9 * cores:.1f} of {cores} "
+                  "cores, other processes included) during "
+                  f"{len(saturated)} of {len(rows)} rows: the 2-worker processes competed with "
+                  "other work for the cores, so s/iter and speed-ups there measure contention, "
+                  "not scaling; the memory columns are unaffected. Rerun on a quiet machine."]
     lines += ["", f"data: {n_rows:,} documents, {n_queries:,} queries (mean size "
               f"{n_rows / n_queries:.1f})",
               f"total wall time {time.perf_counter() - started:.0f} s; "
