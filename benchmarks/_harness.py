@@ -611,8 +611,9 @@ def plot_curves(selected, booster, methods, labels, path, target="NDCG@5"):
     if not runs:
         return False
     fig, ax = plt.subplots(figsize=(8, 5))
-    for m, r in runs.items():
-        ax.plot(np.arange(1, len(r["valid_curve"]) + 1), r["valid_curve"], label=labels[m], lw=1)
+    for i, (m, r) in enumerate(runs.items()):
+        ax.plot(np.arange(1, len(r["valid_curve"]) + 1), r["valid_curve"], label=labels[m], lw=1,
+                color=plt.cm.tab20(i % 20), ls="-" if i % 2 == 0 else "--")
     first = next(iter(runs.values()))
     ax.set_xlabel("trees")
     ax.set_ylabel(f"validation {target} (worst ties)")
