@@ -68,13 +68,15 @@ def main(argv=None):
               "- One noise sample per gradient for REINFORCE and CCS (as in the paper). 'trees': "
               "mean number of trees of the selected (early-stopped) models.",
               f"- {H.environment_line(cfg)}; wall clock of this invocation "
-              f"{(time.time() - started) / 60:.1f} min.", ""]
+              f"{(time.time() - started) / 60:.1f} min (cached trials are not retrained).",
+              ""]
     for booster in args.boosters:
         present = [m for m in methods if (booster, m, args.target) in summary]
         if not present:
             continue
         lines += [f"## {booster}", "",
-                  f"| features | {metric} | {metric} skip | NDCG@10 | MRR | ERR@10 | runs | trees |",
+                  f"| features | {metric} | {metric} skip | NDCG@10 | MRR | ERR@10 | runs "
+                  "| trees |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for m in present:
             s, k = summary[(booster, m, args.target)], summary_skip[(booster, m, args.target)]

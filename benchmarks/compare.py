@@ -64,7 +64,8 @@ def build_markdown(args, rows, selected, space, boosters, methods, wall_total, s
         lines.append(f"- Validation split: a random {H.VALID_FRACTION:.0%} of the train queries "
                      f"(seed {H.VALID_SPLIT_SEED}), the same for every run; test = rank.test.")
     lines += [f"- {H.environment_line(H.TrainConfig(threads=args.threads))}; wall clock of this "
-              f"invocation {(time.time() - started) / 60:.1f} min.", ""]
+              f"invocation {(time.time() - started) / 60:.1f} min (cached trials are not "
+              "retrained).", ""]
     if failed:
         lines += [f"- {len(failed)} trial(s) failed (recorded in the CSV with their error).", ""]
 
