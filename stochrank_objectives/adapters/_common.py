@@ -9,6 +9,17 @@ import numpy as np
 from .. import metrics as _metrics
 
 
+def as_scores(preds) -> np.ndarray:
+    """The booster's raw predictions as one float64 score per document."""
+    preds = np.asarray(preds, dtype=np.float64)
+    if preds.ndim == 2 and preds.shape[1] == 1:
+        preds = preds[:, 0]
+    if preds.ndim != 1:
+        raise ValueError(f"ranking objectives need one score per document, got predictions of "
+                         f"shape {preds.shape} (multi-class / multi-output is not supported)")
+    return preds
+
+
 class EvalMetric:
     """A ranking metric of :mod:`stochrank_objectives.metrics`, checked at construction.
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..groups import query_offsets_from_sizes
 from ..sglb import SGLB
-from ._common import EvalMetric, objective_grad_hess
+from ._common import EvalMetric, as_scores, objective_grad_hess
 
 __all__ = ["LGBMObjective", "LGBMMetric"]
 
@@ -95,16 +95,6 @@ def _grouped(labels, sizes, n_preds: int, where: str):
             f"length mismatch in the {where}: {n_preds} predictions, {labels.shape[0]} labels, "
             f"query sizes summing to {offsets[-1]}; they must all describe the same documents")
     return labels, offsets
-
-
-def _predictions(preds) -> np.ndarray:
-    preds = np.asarray(preds, dtype=np.float64)
-    if preds.ndim == 2 and preds.shape[1] == 1:
-        preds = preds[:, 0]
-    if preds.ndim != 1:
-        raise ValueError(f"ranking objectives need one score per document, got predictions of "
-                         f"shape {preds.shape} (multi-class / multi-output is not supported)")
-    return preds
 
 
 class LGBMObjective:
@@ -179,7 +169,7 @@ class LGBMObjective:
         return self._grad_hess(preds, labels, sizes, weight)
 
     def _grad_hess(self, preds, labels, sizes, weight):
-        preds = _predictions(preds)
+        preds = as_scores(preds)
         if weight is not None:
             raise ValueError("sample weights are not supported by this package's ranking "
                              "objectives; train without weight= / sample_weight=")
@@ -285,6 +275,6 @@ class LGBMMetric(EvalMetric):
         else:
             labels, preds = preds_or_y_true, eval_data_or_y_pred
             sizes = None if group is _MISSING else group
-        preds = _predictions(preds)
+        preds = as_scores(preds)
         labels, offsets = _grouped(labels, sizes, preds.shape[0], "evaluation data")
         return self.name, self.value(preds, labels, offsets), True

@@ -48,7 +48,7 @@ import xgboost as xgb
 
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 from ..sglb import SGLB
-from ._common import EvalMetric, objective_grad_hess
+from ._common import EvalMetric, as_scores, objective_grad_hess
 
 __all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
 
@@ -77,16 +77,6 @@ def _grouped(dmat, n_preds: int, where: str):
             f"labels, query groups covering {offsets[-1]} rows; they must all describe the same "
             "documents")
     return labels, offsets
-
-
-def _predictions(predt) -> np.ndarray:
-    predt = np.asarray(predt, dtype=np.float64)
-    if predt.ndim == 2 and predt.shape[1] == 1:
-        predt = predt[:, 0]
-    if predt.ndim != 1:
-        raise ValueError(f"ranking objectives need one score per document, got margins of shape "
-                         f"{predt.shape} (multi-output is not supported)")
-    return predt
 
 
 class XGBObjective:
@@ -126,7 +116,7 @@ class XGBObjective:
         self._reset()
 
     def __call__(self, predt, dtrain):
-        predt = _predictions(predt)
+        predt = as_scores(predt)
         if not isinstance(dtrain, xgb.DMatrix):
             raise TypeError(f"expected (predt, xgboost.DMatrix), got a {type(dtrain).__name__}")
         if dtrain.get_weight().size:
@@ -245,7 +235,7 @@ class XGBMetric(EvalMetric):
     """
 
     def __call__(self, predt, dmat):
-        predt = _predictions(predt)
+        predt = as_scores(predt)
         labels, offsets = _grouped(dmat, predt.shape[0], "evaluation")
         return self.name, self.value(predt, labels, offsets)
 
