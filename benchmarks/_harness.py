@@ -309,8 +309,9 @@ def train_xgboost(method, target, p, seed, split: Split, cfg: TrainConfig):
         params = dict(tree, objective="rank:ndcg", lambdarank_pair_method="topk",
                       lambdarank_num_pair_per_sample=5, learning_rate=p["learning_rate"],
                       nthread=cfg.threads, seed=seed, disable_default_eval_metric=1)
-        dtr = xgb.DMatrix(tr.X, ytr, qid=tr.qid)
-        dva = xgb.DMatrix(va.X, yva, qid=va.qid)
+        # XGBoost needs non-decreasing qid: use the query index (MQ2008 folds 4-5 are not sorted)
+        dtr = xgb.DMatrix(tr.X, ytr, qid=np.repeat(np.arange(tr.n_queries), tr.group_sizes))
+        dva = xgb.DMatrix(va.X, yva, qid=np.repeat(np.arange(va.n_queries), va.group_sizes))
         history = {}
         booster = xgb.train(params, dtr, cfg.max_trees, evals=[(dva, "valid")],
                             custom_metric=XGBMetric(metric, k), maximize=True,
@@ -427,7 +428,8 @@ def run_trial(job: Job, split: Split, space: Space, cfg: TrainConfig) -> dict:
 
 class Cache:
     """Finished trials, one JSON line each, keyed by the hash of their configuration. Reads every
-    ``*.jsonl`` in the folder, appends to ``name``."""
+    ``*.jsonl`` in the folder (a later line of a hash replaces an earlier one: a failed trial that
+    succeeded on a rerun), appends to ``name``."""
 
     def __init__(self, folder: Path, name: str):
         self.folder = Path(folder)
@@ -457,12 +459,15 @@ def run_all(jobs, dataset, space, cfg, cache: Cache, progress=True, log=None):
 
     splits = {}
     rows = []
-    todo = [j for j in jobs if cache.get(stable_hash(j.key_dict(space, cfg))) is None]
+    def done(row):  # failed trials are retried
+        return row is not None and "error" not in row
+
+    todo = [j for j in jobs if not done(cache.get(stable_hash(j.key_dict(space, cfg))))]
     bar = tqdm(total=len(todo), disable=not progress, desc=f"{dataset} trials", smoothing=0.05)
     for job in jobs:
         h = stable_hash(job.key_dict(space, cfg))
         row = cache.get(h)
-        if row is None:
+        if not done(row):
             if job.fold not in splits:
                 splits[job.fold] = load_split(dataset, job.fold)
             bar.set_postfix_str(f"{job.booster} {job.method} {job.target} f{job.fold} "
