@@ -7,7 +7,6 @@ import pickle
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,8 +25,8 @@ from stochrank_objectives.adapters.catboost import (  # noqa: E402
     encode_row_index,
 )
 from stochrank_objectives.sglb import SGLB  # noqa: E402
+from stochrank_objectives.data import load_mq2008  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 NDCG5 = "NDCG:top=5;type=Exp"
 # Settings under which one CatBoost fit and the one-tree-per-fit reference can agree bit for
 # bit: no bootstrap and no split-score noise (their random streams differ between the routes).
@@ -106,15 +105,9 @@ def test_default_eval_metric_strings():
 
 @pytest.fixture(scope="module")
 def mq2008():
-    fold = DATA / "mq2008" / "Fold1"
-    if not (fold / "train.txt.gz").exists() or not (fold / "vali.txt").exists():
-        pytest.skip(f"MQ2008 Fold1 not found under {fold}")
-    from sklearn.datasets import load_svmlight_file
-
-    X, y, q = load_svmlight_file(str(fold / "train.txt.gz"), query_id=True)
-    Xv, yv, qv = load_svmlight_file(str(fold / "vali.txt"), query_id=True)
-    return X.toarray(), y.astype(np.int64), q, Xv.toarray(), yv.astype(np.int64), qv
-
+    train, vali = load_mq2008("train"), load_mq2008("vali")  # bundled with the package
+    return (train.X, train.y.astype(np.int64), train.qid, vali.X, vali.y.astype(np.int64),
+            vali.qid)
 
 def test_mq2008_stochastic_rank_beats_constant(mq2008):
     X, y, q, Xv, yv, qv = mq2008

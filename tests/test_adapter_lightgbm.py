@@ -3,38 +3,26 @@
 import subprocess
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
-from stochrank_objectives import StochasticRank, metrics, query_offsets_from_qid  # noqa: E402
+from stochrank_objectives import StochasticRank, metrics  # noqa: E402
 from stochrank_objectives.adapters.lightgbm import LGBMMetric, LGBMObjective  # noqa: E402
 from stochrank_objectives.sglb import SGLB  # noqa: E402
+from stochrank_objectives.data import load_mq2008  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mq2008" / "Fold1"
 # One thread: the tests are tiny, and on a busy 2-core machine two threads are much slower.
 PARAMS = dict(num_leaves=7, min_data_in_leaf=20, learning_rate=0.3, verbose=-1, num_threads=1,
               deterministic=True, force_row_wise=True, seed=0)
 
 
-def _load(name, n_features=None):
-    from sklearn.datasets import load_svmlight_file
-
-    X, y, qid = load_svmlight_file(str(DATA / name), query_id=True, n_features=n_features)
-    return np.asarray(X.toarray()), y, query_offsets_from_qid(qid)
-
-
 @pytest.fixture(scope="module")
 def mq2008():
-    if not (DATA / "train.txt.gz").exists() or not (DATA / "vali.txt").exists():
-        pytest.skip(f"MQ2008 Fold1 not found under {DATA}")
-    X, y, offs = _load("train.txt.gz")
-    Xv, yv, offs_v = _load("vali.txt", X.shape[1])
-    return X, y, offs, Xv, yv, offs_v
-
+    train, vali = load_mq2008("train"), load_mq2008("vali")  # bundled with the package
+    return train.X, train.y, train.query_offsets, vali.X, vali.y, vali.query_offsets
 
 @pytest.fixture(scope="module")
 def small(mq2008):

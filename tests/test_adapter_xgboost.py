@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,28 +17,17 @@ from stochrank_objectives.adapters.xgboost import (  # noqa: E402
     XGBObjective,
 )
 from stochrank_objectives.sglb import SGLB  # noqa: E402
+from stochrank_objectives.data import load_mq2008  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mq2008" / "Fold1"
 # One thread: the tests are tiny, and on a busy 2-core machine two threads are much slower.
 PARAMS = {**DEFAULT_PARAMS, "max_depth": 3, "learning_rate": 0.3, "nthread": 1,
           "tree_method": "hist", "seed": 0}
 
 
-def _load(name, n_features=None):
-    from sklearn.datasets import load_svmlight_file
-
-    X, y, qid = load_svmlight_file(str(DATA / name), query_id=True, n_features=n_features)
-    return np.asarray(X.toarray()), y, qid
-
-
 @pytest.fixture(scope="module")
 def mq2008():
-    if not (DATA / "train.txt.gz").exists() or not (DATA / "vali.txt").exists():
-        pytest.skip(f"MQ2008 Fold1 not found under {DATA}")
-    X, y, qid = _load("train.txt.gz")
-    Xv, yv, qid_v = _load("vali.txt", X.shape[1])
-    return X, y, qid, Xv, yv, qid_v
-
+    train, vali = load_mq2008("train"), load_mq2008("vali")  # bundled with the package
+    return train.X, train.y, train.qid, vali.X, vali.y, vali.qid
 
 @pytest.fixture(scope="module")
 def small(mq2008):
