@@ -64,15 +64,9 @@ class EvalMetric:
 def objective_grad_hess(adapter, preds, labels, offsets):
     """``(grad, hess)`` of ``adapter.objective`` at the booster's raw scores ``preds``.
 
-    ``adapter`` carries ``objective``, ``sglb`` (or None), ``_iteration()`` and the label cache
-    ``_labels``/``_offsets``: the objective gets the same arrays every iteration, so that its
-    per-query constants stay cached.
+    ``adapter`` carries ``objective``, ``sglb`` (or None) and ``_iteration()``. Objectives cache
+    their per-query constants by the contents of ``labels``/``offsets`` themselves.
     """
-    if (adapter._labels is not None and np.array_equal(labels, adapter._labels)
-            and np.array_equal(offsets, adapter._offsets)):
-        labels, offsets = adapter._labels, adapter._offsets
-    else:
-        adapter._labels, adapter._offsets = labels, offsets
     t = adapter._iteration()
     if adapter.sglb is None:
         grad, hess = adapter.objective.grad_hess(preds, labels, offsets, iteration=t)

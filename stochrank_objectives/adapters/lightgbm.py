@@ -124,8 +124,6 @@ class LGBMObjective:
     def _reset(self):
         self._next_iteration = 0     # used when no callback drives the iteration
         self._synced_iteration = None  # set by the callback before every tree
-        self._labels = None
-        self._offsets = None
 
     def __repr__(self) -> str:
         return f"LGBMObjective({self.objective!r}, sglb={self.sglb!r})"

@@ -101,8 +101,6 @@ class XGBObjective:
     def _reset(self):
         self._next_iteration = 0
         self._synced_iteration = None
-        self._labels = None
-        self._offsets = None
 
     def __repr__(self) -> str:
         return f"XGBObjective({self.objective!r}, sglb={self.sglb!r})"
