@@ -390,3 +390,45 @@ def random_query_set(rng, sizes, metric, *, tie_levels=3, **kw):
     scores = tied_scores(rng, n, tie_levels) if tie_levels else rng.normal(size=n)
     labels = random_labels(rng, n, metric, **kw)
     return scores, labels, offs
+
+
+# ----------------------------------------------------------------------------------------
+# Shared by the baseline and adapter tests
+# ----------------------------------------------------------------------------------------
+
+
+def separated_queries(seed, sizes=(2, 5, 9, 14), max_label=3):
+    """Random grouped data with well separated scores (no near-ties: FD never crosses a swap)."""
+    rng = np.random.default_rng(seed)
+    offs = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    n = offs[-1]
+    while True:
+        scores = rng.normal(scale=1.5, size=n)
+        gaps = [np.diff(np.sort(scores[a:b])) for a, b in zip(offs[:-1], offs[1:]) if b - a > 1]
+        if min(g.min() for g in gaps) > 1e-3:
+            break
+    labels = rng.integers(0, max_label + 1, size=n).astype(float)
+    labels[offs[0]] = max_label  # at least one relevant document in the first query
+    return scores, labels, offs
+
+
+def fd_grad(f, x, h=1e-6):
+    g = np.empty_like(x)
+    for i in range(x.size):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        g[i] = (f(xp) - f(xm)) / (2 * h)
+    return g
+
+
+class Recorder:
+    """Protocol objective that records the iterations it is asked for."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.iterations = []
+
+    def grad_hess(self, scores, labels, query_offsets, iteration=0):
+        self.iterations.append(iteration)
+        return self.inner.grad_hess(scores, labels, query_offsets, iteration=iteration)

@@ -13,6 +13,7 @@ from stochrank_objectives import StochasticRank, metrics  # noqa: E402
 from stochrank_objectives.adapters.lightgbm import LGBMMetric, LGBMObjective  # noqa: E402
 from stochrank_objectives.sglb import SGLB  # noqa: E402
 from stochrank_objectives.data import load_mq2008  # noqa: E402
+from _reference import Recorder  # noqa: E402
 
 # One thread: the tests are tiny, and on a busy 2-core machine two threads are much slower.
 PARAMS = dict(num_leaves=7, min_data_in_leaf=20, learning_rate=0.3, verbose=-1, num_threads=1,
@@ -34,18 +35,6 @@ def small(mq2008):
 
 def _dataset(X, y, offs, **kwargs):
     return lgb.Dataset(X, y, group=np.diff(offs), free_raw_data=False, **kwargs)
-
-
-class Recorder:
-    """Protocol objective that records the iterations it is asked for."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.iterations = []
-
-    def grad_hess(self, scores, labels, query_offsets, iteration=0):
-        self.iterations.append(iteration)
-        return self.inner.grad_hess(scores, labels, query_offsets, iteration=iteration)
 
 
 def _sglb_reference(X, y, offs, objective, sglb, n_trees, params):

@@ -18,6 +18,7 @@ from stochrank_objectives.adapters.xgboost import (  # noqa: E402
 )
 from stochrank_objectives.sglb import SGLB  # noqa: E402
 from stochrank_objectives.data import load_mq2008  # noqa: E402
+from _reference import Recorder  # noqa: E402
 
 # One thread: the tests are tiny, and on a busy 2-core machine two threads are much slower.
 PARAMS = {**DEFAULT_PARAMS, "max_depth": 3, "learning_rate": 0.3, "nthread": 1,
@@ -35,18 +36,6 @@ def small(mq2008):
     X, y, qid = mq2008[:3]
     n = query_offsets_from_qid(qid)[80]
     return X[:n], y[:n], qid[:n]
-
-
-class Recorder:
-    """Protocol objective that records the iterations it is asked for."""
-
-    def __init__(self, inner):
-        self.inner = inner
-        self.iterations = []
-
-    def grad_hess(self, scores, labels, query_offsets, iteration=0):
-        self.iterations.append(iteration)
-        return self.inner.grad_hess(scores, labels, query_offsets, iteration=iteration)
 
 
 def _sglb_reference(X, y, qid, objective, sglb, n_trees, params, base_score=0.0):

@@ -20,32 +20,10 @@ from stochrank_objectives.baselines import (
     e_lambda_mart,
 )
 from stochrank_objectives.groups import query_offsets_from_sizes
+from _reference import fd_grad, separated_queries  # noqa: E402
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def _random_queries(seed, sizes=(2, 5, 9, 14), max_label=3):
-    """Random grouped data with well separated scores (no near-ties: FD never crosses a swap)."""
-    rng = np.random.default_rng(seed)
-    offs = query_offsets_from_sizes(sizes)
-    n = offs[-1]
-    while True:
-        scores = rng.normal(scale=1.5, size=n)
-        gaps = [np.diff(np.sort(scores[a:b])) for a, b in zip(offs[:-1], offs[1:]) if b - a > 1]
-        if min(g.min() for g in gaps) > 1e-3:
-            break
-    labels = rng.integers(0, max_label + 1, size=n).astype(float)
-    labels[offs[0]] = max_label  # at least one relevant document in the first query
-    return scores, labels, offs
-
-
-def _fd_grad(f, x, h=1e-6):
-    g = np.empty_like(x)
-    for i in range(x.size):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
 
 
 def _fd_hess_diag(grad_fn, x, h=1e-5):
@@ -78,9 +56,9 @@ SMOOTH = [
 @pytest.mark.parametrize("obj", SMOOTH, ids=repr)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_smooth_gradient_equals_finite_differences(obj, seed):
-    scores, labels, offs = _random_queries(seed)
+    scores, labels, offs = separated_queries(seed)
     grad, _ = obj.grad_hess(scores, labels, offs)
-    fd = _fd_grad(lambda s: obj.loss(s, labels, offs), scores)
+    fd = fd_grad(lambda s: obj.loss(s, labels, offs), scores)
     _assert_close_rel(grad, fd, 1e-6)
     assert np.abs(grad).max() > 0
 
@@ -89,14 +67,14 @@ def test_smooth_gradient_equals_finite_differences(obj, seed):
                                  ApproxNDCG(hessian="exact"), ApproxNDCG(eta=3.0, hessian="exact"),
                                  ListNet(), ListNet(target="linear")], ids=repr)
 def test_hessian_diagonal_equals_finite_differences(obj):
-    scores, labels, offs = _random_queries(7)
+    scores, labels, offs = separated_queries(7)
     _, hess = obj.grad_hess(scores, labels, offs)
     fd = _fd_hess_diag(lambda s: obj.grad_hess(s, labels, offs)[0], scores)
     _assert_close_rel(hess, fd, 1e-5)
 
 
 def test_approx_ndcg_tends_to_ndcg_and_constant_hessian():
-    scores, labels, offs = _random_queries(3)
+    scores, labels, offs = separated_queries(3)
     sharp = ApproxNDCG(eta=1e4)
     ndcg = metrics.ndcg_at_k(scores, labels, offs, ties="input_order", per_query=True)
     has_info = np.array([labels[a:b].max() > labels[a:b].min() for a, b in zip(offs[:-1], offs[1:])])
@@ -158,7 +136,7 @@ def _brute_force_lambdas(scores, labels, offs, metric, top, sigma, threshold=0.0
                                               ("MRR", None, 1.0), ("MRR", 2, 0.7)])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_lambdamart_equals_brute_force_swaps(metric, top, sigma, seed):
-    scores, labels, offs = _random_queries(seed, max_label=2)
+    scores, labels, offs = separated_queries(seed, max_label=2)
     threshold = 1.0 if metric == "MRR" and seed else 0.0
     obj = LambdaMART(metric=metric, top=top, sigma=sigma, threshold=threshold)
     grad, hess = obj.grad_hess(scores, labels, offs)
@@ -171,15 +149,15 @@ def test_lambdamart_equals_brute_force_swaps(metric, top, sigma, seed):
 @pytest.mark.parametrize("obj", [LambdaMART(), LambdaMART(top=3, sigma=2.0),
                                  LambdaMART(metric="MRR", top=4)], ids=repr)
 def test_lambdamart_is_gradient_of_frozen_weight_surrogate(obj):
-    scores, labels, offs = _random_queries(5)
+    scores, labels, offs = separated_queries(5)
     grad, hess = obj.grad_hess(scores, labels, offs)
-    _assert_close_rel(grad, _fd_grad(lambda s: obj.loss(s, labels, offs), scores), 1e-6)
+    _assert_close_rel(grad, fd_grad(lambda s: obj.loss(s, labels, offs), scores), 1e-6)
     _assert_close_rel(hess, _fd_hess_diag(lambda s: obj.grad_hess(s, labels, offs)[0], scores),
                       1e-5)
 
 
 def test_lambdamart_norms():
-    scores, labels, offs = _random_queries(4, sizes=(12,))
+    scores, labels, offs = separated_queries(4, sizes=(12,))
     plain, _ = LambdaMART(sigma=2.0).grad_hess(scores, labels, offs)
     normed, _ = LambdaMART(sigma=2.0, norm=True).grad_hess(scores, labels, offs)
     _brute_force_lambdas(scores, labels, offs, "NDCG", None, 2.0)
@@ -247,7 +225,7 @@ def test_lambdamart_lightgbm_one_pair_by_hand():
 @pytest.mark.parametrize("inner", [LambdaMART(top=5), LambdaMART.lightgbm(), ApproxNDCG(),
                                    ListNet(), LambdaLoss()], ids=repr)
 def test_gumbel_small_beta_reproduces_wrapped(inner):
-    scores, labels, offs = _random_queries(11)
+    scores, labels, offs = separated_queries(11)
     g0, h0 = inner.grad_hess(scores, labels, offs)
     g, h = Gumbel(inner, beta=1e-10, n_samples=3, seed=5).grad_hess(scores, labels, offs, 4)
     np.testing.assert_allclose(g, g0, rtol=1e-6, atol=1e-7)
@@ -275,7 +253,7 @@ def test_gumbel_noise_seeded_reproducible_and_gumbel_distributed():
 
 
 def test_gumbel_averages_wrapped_at_stochastic_scores_and_loss_is_consistent():
-    scores, labels, offs = _random_queries(2)
+    scores, labels, offs = separated_queries(2)
     inner = ApproxNDCG(eta=2.0)
     obj = Gumbel(inner, beta=0.25, n_samples=8, seed=1)
     noise = obj.noise(offs, iteration=6)
@@ -283,7 +261,7 @@ def test_gumbel_averages_wrapped_at_stochastic_scores_and_loss_is_consistent():
     grad, _ = obj.grad_hess(scores, labels, offs, iteration=6)
     np.testing.assert_allclose(grad, expected, rtol=1e-12, atol=1e-15)
     # with the noise held fixed, E[ApproxNDCG]'s gradient is that of its Monte-Carlo loss
-    fd = _fd_grad(lambda s: obj.loss(s, labels, offs, iteration=6), scores)
+    fd = fd_grad(lambda s: obj.loss(s, labels, offs, iteration=6), scores)
     _assert_close_rel(grad, fd, 1e-6)
     e = e_lambda_mart(lightgbm=True, sigmoid=2.0)
     assert isinstance(e.objective, LambdaMART) and e.objective.compat == "lightgbm"
@@ -298,7 +276,7 @@ ALL = [LambdaMART(), LambdaMART(metric="MRR", top=3), LambdaMART.lightgbm(), Lam
 
 @pytest.mark.parametrize("obj", ALL, ids=repr)
 def test_translation_invariant_and_gradients_sum_to_zero(obj):
-    scores, labels, offs = _random_queries(8)
+    scores, labels, offs = separated_queries(8)
     g, h = obj.grad_hess(scores, labels, offs)
     g2, h2 = obj.grad_hess(scores + 0.75, labels, offs)
     np.testing.assert_allclose(g2, g, rtol=1e-9, atol=1e-9)

@@ -23,36 +23,14 @@ from stochrank_objectives.baselines import (
 )
 from stochrank_objectives.groups import query_offsets_from_sizes
 from stochrank_objectives.objectives import StochasticRank, draw_noise
-
-
-def _random_queries(seed, sizes=(2, 5, 9, 14), max_label=3):
-    rng = np.random.default_rng(seed)
-    offs = query_offsets_from_sizes(sizes)
-    while True:
-        scores = rng.normal(scale=1.5, size=offs[-1])
-        gaps = [np.diff(np.sort(scores[a:b])) for a, b in zip(offs[:-1], offs[1:]) if b - a > 1]
-        if min(g.min() for g in gaps) > 1e-3:
-            break
-    labels = rng.integers(0, max_label + 1, size=offs[-1]).astype(float)
-    labels[offs[0]] = max_label
-    return scores, labels, offs
-
-
-def _fd_grad(f, x, h=1e-6):
-    g = np.empty_like(x)
-    for i in range(x.size):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
+from _reference import fd_grad, separated_queries  # noqa: E402
 
 
 # -- SoftRank --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs", [{}, {"top": 3, "sigma": 0.5, "n_samples": 4, "seed": 7},
                                     {"conditioning": "coordinate", "gain": "linear"}])
 def test_softrank_is_stochastic_rank_without_shift_and_sfa(kwargs):
-    scores, labels, offs = _random_queries(1)
+    scores, labels, offs = separated_queries(1)
     ours = SoftRank(**kwargs)
     ref = StochasticRank(metric="NDCG", mu=0.0, sfa=0.0, **kwargs)
     for it in (0, 3):
@@ -105,13 +83,13 @@ def _smooth_ndcg_brute(scores, labels, offs, sigma, top=None, gain="exp2"):
                                                                         "gain": "linear"}])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_smooth_ndcg_value_and_gradient(kwargs, seed):
-    scores, labels, offs = _random_queries(seed)
+    scores, labels, offs = separated_queries(seed)
     obj = SmoothNDCG(**kwargs)
     loss = obj.loss(scores, labels, offs)
     assert loss == pytest.approx(_smooth_ndcg_brute(scores, labels, offs, obj.smoothing,
                                                      obj.top, obj.gain), rel=1e-12)
     grad, hess = obj.grad_hess(scores, labels, offs)
-    fd = _fd_grad(lambda s: obj.loss(s, labels, offs), scores)
+    fd = fd_grad(lambda s: obj.loss(s, labels, offs), scores)
     np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-7 * np.abs(fd).max())
     assert np.abs(grad).max() > 0 and np.all(hess == 1.0)
     # translation invariant, gradients of a query sum to zero
@@ -121,7 +99,7 @@ def test_smooth_ndcg_value_and_gradient(kwargs, seed):
 
 
 def test_smooth_ndcg_tends_to_ndcg_and_to_constant():
-    scores, labels, offs = _random_queries(3)
+    scores, labels, offs = separated_queries(3)
     has_info = np.array([labels[a:b].max() > labels[a:b].min()
                          for a, b in zip(offs[:-1], offs[1:])])
     for top in (None, 3):
@@ -156,11 +134,11 @@ def test_smooth_ndcg_annealing_schedule():
     assert SmoothNDCG(smoothing=1.0, anneal_every=1).smoothing_at(10 ** 6) == 1.0 / 4096
     assert SmoothNDCG(smoothing=9.0, anneal_every=2, anneal_factor=3.0).smoothing_at(3) == 3.0
     # the gradient at iteration t is that of the loss at smoothing_at(t)
-    scores, labels, offs = _random_queries(4)
+    scores, labels, offs = separated_queries(4)
     g, _ = obj.grad_hess(scores, labels, offs, iteration=40)
     np.testing.assert_array_equal(g, SmoothNDCG(smoothing=obj.smoothing_at(40)).grad_hess(
         scores, labels, offs)[0])
-    fd = _fd_grad(lambda s: obj.loss(s, labels, offs, iteration=40), scores)
+    fd = fd_grad(lambda s: obj.loss(s, labels, offs, iteration=40), scores)
     np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(fd).max())
 
 
@@ -253,7 +231,7 @@ def test_dcgrr_ccs_is_unbiased():
     scores = rng.normal(scale=0.8, size=7)
     labels = np.array([1.0, 0.0, 2.0, 0.5, 0.0, 1.0, 3.0])
     sigma = 0.7
-    exact = _fd_grad(lambda s: _dcgrr_smoothed_exact(s, labels, sigma), scores, h=1e-5)
+    exact = fd_grad(lambda s: _dcgrr_smoothed_exact(s, labels, sigma), scores, h=1e-5)
     n = 100000
     # n independent single-draw estimates: the query replicated n times (one stream per copy)
     offs = query_offsets_from_sizes([7] * n)
