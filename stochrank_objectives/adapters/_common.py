@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import metrics as _metrics
+from ..sglb import SGLB
 
 
 def as_scores(preds) -> np.ndarray:
@@ -59,6 +60,15 @@ class EvalMetric:
     def value(self, preds, labels, query_offsets) -> float:
         return float(_metrics.evaluate(self.metric, preds, labels, query_offsets, self.k,
                                        ties=self.ties, **self.options))
+
+
+def check_objective_and_sglb(objective, sglb):
+    """The adapters' constructor checks: a ``grad_hess`` objective and an optional SGLB."""
+    if not callable(getattr(objective, "grad_hess", None)):
+        raise TypeError("objective must have a grad_hess(scores, labels, query_offsets, "
+                        f"iteration) method, got {type(objective).__name__}")
+    if sglb is not None and not isinstance(sglb, SGLB):
+        raise TypeError(f"sglb must be an SGLB instance or None, got {type(sglb).__name__}")
 
 
 def objective_grad_hess(adapter, preds, labels, offsets):

@@ -105,6 +105,7 @@ from catboost.utils import eval_metric as _catboost_eval_metric
 
 from ..groups import as_float_array, query_offsets_from_qid, validate_query_offsets
 from ..sglb import SGLB
+from ._common import check_objective_and_sglb
 
 __all__ = [
     "StochasticCatBoostRanker",
@@ -188,9 +189,7 @@ class CatBoostObjective:
 
     def __init__(self, objective, labels, query_offsets, *, sglb: SGLB | None = None,
                  route: str = "pointer"):
-        if not callable(getattr(objective, "grad_hess", None)):
-            raise TypeError(f"objective must have a grad_hess(scores, labels, query_offsets, "
-                            f"iteration) method, got {type(objective).__name__}")
+        check_objective_and_sglb(objective, sglb)
         if route not in ("pointer", "per_tree"):
             raise ValueError(f"route must be 'pointer' or 'per_tree', got {route!r}")
         self.objective = objective
@@ -198,8 +197,6 @@ class CatBoostObjective:
         self.query_offsets = validate_query_offsets(query_offsets, self.labels.shape[0])
         self.n_rows = int(self.labels.shape[0])
         self._encoded = encode_row_index(self.n_rows)
-        if sglb is not None and not isinstance(sglb, SGLB):
-            raise TypeError(f"sglb must be an SGLB instance or None, got {type(sglb).__name__}")
         self.sglb = sglb
         self.route = route
         self._lock = threading.Lock()

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..groups import query_offsets_from_sizes
 from ..sglb import SGLB
-from ._common import EvalMetric, as_scores, objective_grad_hess
+from ._common import EvalMetric, as_scores, check_objective_and_sglb, objective_grad_hess
 
 __all__ = ["LGBMObjective", "LGBMMetric"]
 
@@ -110,11 +110,7 @@ class LGBMObjective:
     """
 
     def __init__(self, objective, sglb: SGLB | None = None):
-        if not callable(getattr(objective, "grad_hess", None)):
-            raise TypeError("objective must have a grad_hess(scores, labels, query_offsets, "
-                            f"iteration) method, got {type(objective).__name__}")
-        if sglb is not None and not isinstance(sglb, SGLB):
-            raise TypeError(f"sglb must be an SGLB instance or None, got {type(sglb).__name__}")
+        check_objective_and_sglb(objective, sglb)
         self.objective = objective
         self.sglb = sglb
         self._hub = _Hub()
