@@ -168,16 +168,6 @@ def test_lambdamart_norms():
     assert not np.allclose(scored, LambdaMART().grad_hess(scores, labels, offs)[0])
 
 
-@pytest.fixture(scope="module")
-def mq2008():
-    from stochrank_objectives.data import load_mq2008
-
-    try:
-        return load_mq2008("train"), load_mq2008("vali")
-    except FileNotFoundError as exc:  # pragma: no cover
-        pytest.skip(str(exc))
-
-
 LGB_PARAMS = dict(num_leaves=15, min_data_in_leaf=20, learning_rate=0.1, verbose=-1,
                   num_threads=2, deterministic=True, force_row_wise=True, seed=0)
 
@@ -189,11 +179,11 @@ LGB_PARAMS = dict(num_leaves=15, min_data_in_leaf=20, learning_rate=0.1, verbose
     {"lambdarank_norm": False, "sigmoid": 0.5},
     {"label_gain": [0.0, 1.0, 5.0], "lambdarank_truncation_level": 3},
 ], ids=str)
-def test_lambdamart_lightgbm_equals_native_lambdarank(mq2008, lgb_params):
+def test_lambdamart_lightgbm_equals_native_lambdarank(mq2008_train_vali, lgb_params):
     lgb = pytest.importorskip("lightgbm")
     from stochrank_objectives.adapters.lightgbm import LGBMObjective
 
-    tr, va = mq2008
+    tr, va = mq2008_train_vali
     native_params = dict(lgb_params)
     if "label_gain" in native_params:
         native_params["label_gain"] = ",".join(str(v) for v in native_params["label_gain"])
@@ -395,11 +385,11 @@ TRAINED = [LambdaMART(top=5), LambdaMART(metric="MRR"), LambdaMART.lightgbm(), L
 
 @pytest.mark.slow
 @pytest.mark.parametrize("obj", TRAINED, ids=repr)
-def test_trains_through_lightgbm_adapter_on_mq2008(mq2008, obj):
+def test_trains_through_lightgbm_adapter_on_mq2008(mq2008_train_vali, obj):
     lgb = pytest.importorskip("lightgbm")
     from stochrank_objectives.adapters.lightgbm import LGBMObjective
 
-    tr, va = mq2008
+    tr, va = mq2008_train_vali
     lr = 1.0 if "ApproxNDCG" in repr(obj) else 0.1  # unit hessian: a gradient step
     params = dict(LGB_PARAMS, num_leaves=7, learning_rate=lr, objective=LGBMObjective(obj))
     booster = lgb.train(params, lgb.Dataset(tr.X, tr.y, group=tr.group_sizes), 20)

@@ -322,27 +322,17 @@ def test_xgboost_mode_pair_by_hand():
         LambdaMART.xgboost(ndcg_exp_gain="yes")
 
 
-@pytest.fixture(scope="module")
-def mq2008():
-    from stochrank_objectives.data import load_mq2008
-
-    try:
-        return load_mq2008("train"), load_mq2008("vali")
-    except FileNotFoundError as exc:  # pragma: no cover
-        pytest.skip(str(exc))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("xgb_params", [
     {},
     {"lambdarank_num_pair_per_sample": 5, "lambdarank_score_normalization": False},
     {"lambdarank_normalization": False, "ndcg_exp_gain": False},
 ], ids=str)
-def test_lambdamart_xgboost_equals_native_rank_ndcg(mq2008, xgb_params):
+def test_lambdamart_xgboost_equals_native_rank_ndcg(mq2008_train_vali, xgb_params):
     xgb = pytest.importorskip("xgboost")
     from stochrank_objectives.adapters.xgboost import XGBObjective
 
-    tr, va = mq2008
+    tr, va = mq2008_train_vali
     qid = np.repeat(np.arange(tr.n_queries), tr.group_sizes)
     base = dict(max_depth=4, learning_rate=0.1, base_score=0.5, nthread=2, tree_method="hist",
                 seed=0)

@@ -39,13 +39,8 @@ OBJECTIVES = {
 
 
 @pytest.fixture(scope="module")
-def data():
-    from stochrank_objectives.data import load_mq2008
-
-    try:
-        tr, va = load_mq2008("train"), load_mq2008("vali")
-    except FileNotFoundError as exc:  # pragma: no cover
-        pytest.skip(str(exc))
+def data(mq2008_train_vali):
+    tr, va = mq2008_train_vali
     tr = tr.subset_queries(250)
     constant = metrics.ndcg_at_k(np.zeros(va.y.size), va.y, va.query_offsets, 5)
     return tr, va, constant
