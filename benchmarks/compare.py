@@ -94,23 +94,18 @@ def build_markdown(args, rows, selected, space, boosters, methods, wall_total, s
                                  f"{labels[best]}, runner-up {labels[second]}; paired one-tailed "
                                  f"t-test over {n} test queries (folds x seeds pooled): "
                                  f"p = {p:.3g}{' (significant at 0.05)' if p < 0.05 else ''}")
-        lines += ["", "All test metrics of the NDCG@5-optimised models (default convention | "
-                  "queries without a relevant document skipped):", "",
-                  "| method | " + " | ".join(H.TEST_METRICS) + " | "
-                  + " | ".join(f"{m} skip" for m in H.TEST_METRICS) + " |",
-                  "| --- |" + " --- |" * (2 * len(H.TEST_METRICS))]
-        for m in present:
-            s, k = summary.get((booster, m, "NDCG@5")), summary_skip.get((booster, m, "NDCG@5"))
-            if s:
-                lines.append(f"| {labels[m]} | " + " | ".join(H.fmt(s[x]) for x in H.TEST_METRICS)
-                             + " | " + " | ".join(H.fmt(k[x]) for x in H.TEST_METRICS) + " |")
-        if any((booster, m, "MRR") in summary for m in present):
-            lines += ["", "All test metrics of the MRR-optimised models (default | skip):", "",
+        details = (("NDCG@5", "All test metrics of the NDCG@5-optimised models (default "
+                               "convention | queries without a relevant document skipped):"),
+                   ("MRR", "All test metrics of the MRR-optimised models (default | skip):"))
+        for target, heading in details:
+            if target == "MRR" and not any((booster, m, "MRR") in summary for m in present):
+                continue
+            lines += ["", heading, "",
                       "| method | " + " | ".join(H.TEST_METRICS) + " | "
                       + " | ".join(f"{m} skip" for m in H.TEST_METRICS) + " |",
                       "| --- |" + " --- |" * (2 * len(H.TEST_METRICS))]
             for m in present:
-                s, k = summary.get((booster, m, "MRR")), summary_skip.get((booster, m, "MRR"))
+                s, k = summary.get((booster, m, target)), summary_skip.get((booster, m, target))
                 if s:
                     lines.append(f"| {labels[m]} | "
                                  + " | ".join(H.fmt(s[x]) for x in H.TEST_METRICS) + " | "
