@@ -364,7 +364,7 @@ def run_threads(data, threads, args, emit):
                TARGET_LGB_VS_CATBOOST_SR)
     ratio_line("XGBoost + SR", "xgb_sr", "cb_native_sr", "CatBoost native SR")
     ratio_line("CatBoost native SR", "cb_native_sr", "cb_yetirank", "CatBoost YetiRank")
-    emit(f"  objective's share of SR iterations: "
+    emit("  objective's share of SR iterations: "
          + ", ".join(f"{b} {obj_ms[k] / ms[k]:.0%}" for b, k in
                      (("LightGBM", "lgb_sr"), ("XGBoost", "xgb_sr"), ("CatBoost", "cb_sr"))))
     emit(f"  section wall time {wall:.0f} s; this process used {cpu_used / wall:.2f} cores on "
@@ -433,10 +433,10 @@ def main(argv=None):
          f"layer); {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; "
          f"SR kernels use numba.set_num_threads(threads); OMP_WAIT_POLICY="
          f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
-    emit(f"'in grad_hess' = time inside the objective per iteration; 'rest' = the booster's "
-         f"tree building + adapter interop (compare with the floor row); ms/iter = median over "
-         f"all kept iterations of all runs; ratio = median over rounds of the paired per-round "
-         f"ratio (its range over rounds after 'rounds')")
+    emit("'in grad_hess' = time inside the objective per iteration; 'rest' = the booster's "
+         "tree building + adapter interop (compare with the floor row); ms/iter = median over "
+         "all kept iterations of all runs; ratio = median over rounds of the paired per-round "
+         "ratio (its range over rounds after 'rounds')")
     emit()
     tables, ratios, loads = [], [], []
     for threads in args.threads:
