@@ -589,7 +589,7 @@ class SoftRank(StochasticRank):
                  gain="exp2", hessian="constant"):
         super().__init__(metric="NDCG", top=top, sigma=sigma, mu=0.0, sfa=0.0, n_samples=n_samples,
                          seed=seed, estimator="ccs", conditioning=conditioning, gain=gain,
-                         hessian=hessian)
+                         hessian=hessian, smoothing="absolute", anneal_half_life=None)
 
 
 # -------------------------------------------------------------------------------------------

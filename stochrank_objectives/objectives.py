@@ -49,6 +49,7 @@ from .kernels.ccs import (
     ccs_gradient_from_noise,
     ccs_gradient_seeded,
     center_and_accelerate,
+    query_noise_scale,
     reinforce_gradient_from_noise,
     reinforce_gradient_seeded,
 )
@@ -59,6 +60,7 @@ __all__ = ["ObjectiveParams", "StochasticRank", "stochastic_rank_gradient", "dra
 
 ESTIMATORS = ("ccs", "reinforce")
 CONDITIONINGS = ("translation", "coordinate")
+SMOOTHINGS = ("relative", "absolute")
 HESSIANS = ("constant",)
 
 
@@ -79,8 +81,8 @@ def draw_noise(query_offsets, n_samples: int = 1, seed: int = 0, iteration: int 
 def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", top=None,
                              sigma=1.0, mu=0.0, nu=0.01, sfa=1.0, n_samples=1, seed=0,
                              iteration=0, estimator="ccs", conditioning="translation",
-                             gain="exp2", grade_max=None, threshold=0.0, center=True,
-                             noise=None, window=DEFAULT_WINDOW):
+                             gain="exp2", grade_max=None, threshold=0.0, smoothing="absolute",
+                             center=True, noise=None, window=DEFAULT_WINDOW):
     """Gradient of the smoothed loss ``E L(z + sigma eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
     Args:
@@ -106,14 +108,15 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     sfa = _check_float(sfa, "sfa", ge=0.0)
     _check_choice(estimator, "estimator", ESTIMATORS)
     _check_choice(conditioning, "conditioning", CONDITIONINGS)
+    _check_choice(smoothing, "smoothing", SMOOTHINGS)
     window = float(window)
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     return _estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
-                     estimator=estimator, conditioning=conditioning, center=center, noise=noise,
-                     window=window)
+                     estimator=estimator, conditioning=conditioning, smoothing=smoothing,
+                     center=center, noise=noise, window=window)
 
 
 def _estimate(scores, labels, offs, prepared, **kwargs):
@@ -123,10 +126,15 @@ def _estimate(scores, labels, offs, prepared, **kwargs):
 
 
 def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed,
-                      iteration, estimator, conditioning, center=True, noise=None,
-                      window=DEFAULT_WINDOW):
+                      iteration, estimator, conditioning, smoothing="absolute", center=True,
+                      noise=None, window=DEFAULT_WINDOW):
     gain_arr, cont, pos_weight, t, _, scale = prepared
-    shifted = scores - (sigma * mu) * labels if mu != 0.0 else scores
+    relative = smoothing == "relative"
+    sigma = query_noise_scale(scores, offs, sigma, nu, relative)  # one noise scale per query
+    if mu != 0.0:
+        shifted = scores - mu * np.repeat(sigma, np.diff(offs)) * labels
+    else:
+        shifted = scores
     translation = conditioning == "translation"
     if noise is None:
         n_samples = _check_int(n_samples, "n_samples", 1)
@@ -146,8 +154,29 @@ def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_s
         else:
             grad = reinforce_gradient_from_noise(shifted, labels, gain_arr, cont, noise, offs,
                                                  scale, pos_weight, t, sigma)
-    center_and_accelerate(grad, scores, offs, bool(center), sfa, nu)
+    center_and_accelerate(grad, scores, offs, bool(center), sfa, nu, relative)
     return grad
+
+
+# Largest relevance shift, in noise standard deviations, between two documents of one query.
+# Around tied scores (every query at iteration 0) a more relevant document must climb mu * dr
+# standard deviations to pass a less relevant one, so the smoothed loss there is flat to
+# ~exp(-(mu dr)^2 / 4): at 4 the gradient is ~2% of the mu = 0 one, beyond it vanishes
+# (measured on MQ2008, labels 0..2: mu = 3 leaves 1e-4 of it, mu = 9 exactly 0).
+MAX_SHIFT = 4.0
+
+
+def check_shift(mu: float, labels) -> None:
+    """Refuse a relevance shift ``mu * (label range)`` above :data:`MAX_SHIFT` noise std."""
+    if mu == 0.0 or labels.shape[0] == 0:
+        return
+    span = float(labels.max() - labels.min())
+    if mu * span > MAX_SHIFT:
+        raise ValueError(
+            f"mu={mu:g} shifts documents whose labels differ by {span:g} apart by {mu * span:g} "
+            f"noise standard deviations: around tied scores the smoothed loss is then flat and "
+            f"training returns a constant model. Use mu <= {MAX_SHIFT / span:g} for these labels "
+            f"(mu * label range <= {MAX_SHIFT:g}), or mu=0 (SR-R1soft).")
 
 
 class ObjectiveParams:
@@ -210,11 +239,13 @@ class StochasticRank(ObjectiveParams):
     """
 
     _param_names = ("metric", "top", "sigma", "mu", "nu", "sfa", "n_samples", "seed", "estimator",
-                    "conditioning", "gain", "grade_max", "threshold", "hessian")
+                    "conditioning", "gain", "grade_max", "threshold", "hessian", "smoothing",
+                    "sigma_min", "anneal_half_life")
 
-    def __init__(self, metric="NDCG", top=None, sigma=1.0, mu=0.0, nu=0.01, sfa=1.0, n_samples=1,
+    def __init__(self, metric="NDCG", top=None, sigma=0.3, mu=0.0, nu=1.0, sfa=1.0, n_samples=1,
                  seed=0, estimator="ccs", conditioning="translation", gain="exp2", grade_max=None,
-                 threshold=0.0, hessian="constant"):
+                 threshold=0.0, hessian="constant", smoothing="relative", sigma_min=0.1,
+                 anneal_half_life=100.0):
         self.metric = metric
         self.top = top
         self.sigma = sigma
@@ -229,9 +260,19 @@ class StochasticRank(ObjectiveParams):
         self.grade_max = grade_max
         self.threshold = threshold
         self.hessian = hessian
+        self.smoothing = smoothing
+        self.sigma_min = sigma_min
+        self.anneal_half_life = anneal_half_life
         self._validated()
         self._cache_key = None
         self._cache_value = None
+
+    @classmethod
+    def paper(cls, metric="NDCG", top=None, **params):
+        """The paper's and CatBoost's parametrisation: absolute smoothing, ``sigma = 1``,
+        ``nu = 0.01``, no annealing (CatBoost's ``StochasticRank`` defaults)."""
+        settings = dict(sigma=1.0, nu=0.01, smoothing="absolute", anneal_half_life=None)
+        return cls(metric=metric, top=top, **{**settings, **params})
 
     def _params_changed(self):
         self._cache_key = None
@@ -251,7 +292,22 @@ class StochasticRank(ObjectiveParams):
             seed=_check_int(self.seed, "seed", 0),
             estimator=_check_choice(self.estimator, "estimator", ESTIMATORS),
             conditioning=_check_choice(self.conditioning, "conditioning", CONDITIONINGS),
+            smoothing=_check_choice(self.smoothing, "smoothing", SMOOTHINGS),
+            sigma_min=_check_float(self.sigma_min, "sigma_min", gt=0.0),
+            anneal_half_life=(None if self.anneal_half_life is None else
+                              _check_float(self.anneal_half_life, "anneal_half_life", gt=0.0)),
         )
+
+    def sigma_at(self, iteration: int) -> float:
+        """The noise scale used at ``iteration``: ``max(min(sigma, sigma_min), sigma *
+        2^(-iteration / anneal_half_life))`` (``sigma`` when ``anneal_half_life`` is None)."""
+        iteration = _check_int(iteration, "iteration", 0)
+        sigma = _check_float(self.sigma, "sigma", gt=0.0)
+        if self.anneal_half_life is None:
+            return sigma
+        floor = min(sigma, _check_float(self.sigma_min, "sigma_min", gt=0.0))
+        half_life = _check_float(self.anneal_half_life, "anneal_half_life", gt=0.0)
+        return max(floor, sigma * 2.0 ** (-iteration / half_life))
 
     @property
     def metric_spec(self) -> CascadeSpec:
@@ -273,10 +329,13 @@ class StochasticRank(ObjectiveParams):
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)`` of the smoothed loss at ``scores`` (see the module protocol)."""
         kwargs = self._validated()
-        for name in ("metric", "top", "gain", "grade_max", "threshold"):
+        for name in ("metric", "top", "gain", "grade_max", "threshold", "sigma_min",
+                     "anneal_half_life"):
             del kwargs[name]
         iteration = _check_int(iteration, "iteration", 0)
+        kwargs["sigma"] = self.sigma_at(iteration)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        check_shift(kwargs["mu"], labels)
         grad = _estimate(scores, labels, offs, self._prepared(labels, offs), iteration=iteration,
                          **kwargs)
         return grad, np.ones_like(grad)

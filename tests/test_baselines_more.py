@@ -32,7 +32,7 @@ from _reference import fd_grad, separated_queries  # noqa: E402
 def test_softrank_is_stochastic_rank_without_shift_and_sfa(kwargs):
     scores, labels, offs = separated_queries(1)
     ours = SoftRank(**kwargs)
-    ref = StochasticRank(metric="NDCG", mu=0.0, sfa=0.0, **kwargs)
+    ref = StochasticRank.paper(metric="NDCG", mu=0.0, sfa=0.0, **kwargs)
     for it in (0, 3):
         g, h = ours.grad_hess(scores, labels, offs, iteration=it)
         g_ref, h_ref = ref.grad_hess(scores, labels, offs, iteration=it)

@@ -195,7 +195,7 @@ def test_same_seed_bit_identical_different_seed_not():
     assert np.array_equal(g1, g2)
     assert not np.array_equal(g1, g3)
     assert not np.array_equal(g1, g4)
-    obj = StochasticRank(metric="ERR", n_samples=3, seed=5, mu=1.0)
+    obj = StochasticRank.paper(metric="ERR", n_samples=3, seed=5, mu=1.0)
     assert np.array_equal(obj.grad_hess(scores, labels, offs)[0], g1)
     assert np.array_equal(obj.grad_hess(scores, labels, offs, iteration=1)[0], g4)
 
@@ -246,16 +246,25 @@ def test_window_error_is_negligible(metric, top):
 # ----------------------------------------------------------------------------------------
 
 
-def test_objective_matches_function_and_params_roundtrip():
+def _function_kwargs(obj, iteration):
+    """The keyword set of ``stochastic_rank_gradient`` that ``obj.grad_hess`` uses."""
+    schedule = ("hessian", "sigma_min", "anneal_half_life")
+    kwargs = {k: v for k, v in obj.get_params().items() if k not in schedule}
+    return dict(kwargs, sigma=obj.sigma_at(iteration), iteration=iteration)
+
+
+@pytest.mark.parametrize("smoothing", ["relative", "absolute"])
+def test_objective_matches_function_and_params_roundtrip(smoothing):
     scores, labels, offs = _dataset(2)
-    params = dict(metric="NDCG", top=4, sigma=0.5, mu=2.0, nu=0.1, sfa=0.5, n_samples=3, seed=8,
+    params = dict(metric="NDCG", top=4, sigma=0.5, mu=1.0, nu=0.1, sfa=0.5, n_samples=3, seed=8,
                   estimator="ccs", conditioning="coordinate", gain="linear", grade_max=None,
-                  threshold=0.0, hessian="constant")
+                  threshold=0.0, hessian="constant", smoothing=smoothing, sigma_min=0.2,
+                  anneal_half_life=3.0)
     obj = StochasticRank(**params)
     assert obj.get_params() == params
+    assert obj.sigma_at(0) == 0.5 and obj.sigma_at(3) == 0.25 and obj.sigma_at(30) == 0.2
     grad, hess = obj.grad_hess(scores, labels, offs, iteration=4)
-    ref = stochastic_rank_gradient(scores, labels, offs, iteration=4,
-                                   **{k: v for k, v in params.items() if k != "hessian"})
+    ref = stochastic_rank_gradient(scores, labels, offs, **_function_kwargs(obj, 4))
     assert np.array_equal(grad, ref)
     assert np.array_equal(hess, np.ones_like(grad))
     clone = eval(repr(obj), {"StochasticRank": StochasticRank})  # noqa: S307
@@ -264,8 +273,8 @@ def test_objective_matches_function_and_params_roundtrip():
     obj.set_params(top=2)
     g2, _ = obj.grad_hess(scores, labels, offs, iteration=4)
     assert not np.array_equal(g2, grad)
-    assert np.array_equal(g2, stochastic_rank_gradient(scores, labels, offs, iteration=4, **{
-        k: v for k, v in obj.get_params().items() if k != "hessian"}))
+    assert np.array_equal(g2, stochastic_rank_gradient(scores, labels, offs,
+                                                       **_function_kwargs(obj, 4)))
 
 
 def test_objective_label_cache_sees_labels_changed_in_place():
@@ -273,7 +282,7 @@ def test_objective_label_cache_sees_labels_changed_in_place():
     permutation of the same labels (same id, size and sum) must not reuse stale gains."""
     scores, labels, offs = _dataset(2)
     obj = StochasticRank(metric="NDCG", top=4, n_samples=2, seed=8)
-    params = {k: v for k, v in obj.get_params().items() if k != "hessian"}
+    params = _function_kwargs(obj, 0)
     buffer = labels.copy()
     obj.grad_hess(scores, buffer, offs)
     buffer[:] = buffer[::-1]

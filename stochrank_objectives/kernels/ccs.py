@@ -234,8 +234,9 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
 
 @njit(cache=True, parallel=True)
 def ccs_gradient_from_noise(shifted, gain, cont, noise, query_offsets, query_scale, pos_weight,
-                            top, sigma, translation, window):
-    """CCS gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``)."""
+                            top, query_sigma, translation, window):
+    """CCS gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``);
+    query ``q`` is smoothed with noise scale ``query_sigma[q]``."""
     n_queries = query_offsets.shape[0] - 1
     n_samples = noise.shape[0]
     out = np.zeros(shifted.shape[0])
@@ -247,14 +248,14 @@ def ccs_gradient_from_noise(shifted, gain, cont, noise, query_offsets, query_sca
         work = np.empty(11 * (hi - lo) + 2)
         for k in range(n_samples):
             ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], noise[k, lo:hi], pos_weight, top,
-                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi],
-                      work)
+                      query_scale[q], query_sigma[q], translation, window, 1.0 / n_samples,
+                      out[lo:hi], work)
     return out
 
 
 @njit(cache=True, parallel=True)
-def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_weight, top, sigma,
-                        translation, window, n_samples, seed, iteration):
+def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_weight, top,
+                        query_sigma, translation, window, n_samples, seed, iteration):
     """CCS gradient with noise drawn from the (seed, iteration, query, sample) streams."""
     n_queries = query_offsets.shape[0] - 1
     out = np.zeros(shifted.shape[0])
@@ -269,8 +270,8 @@ def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_wei
         for k in range(n_samples):
             fill_standard_normal(stream_key(seed, iteration, q, k), buf)
             ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], buf, pos_weight, top,
-                      query_scale[q], sigma, translation, window, 1.0 / n_samples, out[lo:hi],
-                      work)
+                      query_scale[q], query_sigma[q], translation, window, 1.0 / n_samples,
+                      out[lo:hi], work)
     return out
 
 
@@ -301,7 +302,7 @@ def reinforce_query(shifted, labels, gain, cont, noise_rows, pos_weight, top, sc
 
 @njit(cache=True, parallel=True)
 def reinforce_gradient_seeded(shifted, labels, gain, cont, query_offsets, query_scale, pos_weight,
-                              top, sigma, n_samples, seed, iteration):
+                              top, query_sigma, n_samples, seed, iteration):
     """REINFORCE gradient with the same noise streams as :func:`ccs_gradient_seeded`."""
     n_queries = query_offsets.shape[0] - 1
     out = np.zeros(shifted.shape[0])
@@ -314,13 +315,13 @@ def reinforce_gradient_seeded(shifted, labels, gain, cont, query_offsets, query_
         for k in range(n_samples):
             fill_standard_normal(stream_key(seed, iteration, q, k), rows[k])
         reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows, pos_weight,
-                        top, query_scale[q], sigma, out[lo:hi])
+                        top, query_scale[q], query_sigma[q], out[lo:hi])
     return out
 
 
 @njit(cache=True, parallel=True)
 def reinforce_gradient_from_noise(shifted, labels, gain, cont, noise, query_offsets, query_scale,
-                                  pos_weight, top, sigma):
+                                  pos_weight, top, query_sigma):
     """REINFORCE gradient averaged over the rows of ``noise``."""
     n_queries = query_offsets.shape[0] - 1
     out = np.zeros(shifted.shape[0])
@@ -329,21 +330,62 @@ def reinforce_gradient_from_noise(shifted, labels, gain, cont, noise, query_offs
         hi = query_offsets[q + 1]
         reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi],
                         np.ascontiguousarray(noise[:, lo:hi]), pos_weight, top, query_scale[q],
-                        sigma, out[lo:hi])
+                        query_sigma[q], out[lo:hi])
     return out
 
 
 @njit(cache=True, parallel=True)
-def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu):
-    """In place: centre each query's gradient, then Scale-Free Acceleration.
+def query_noise_scale(scores, query_offsets, sigma, nu, relative):
+    """Per-query noise scale: ``sigma`` (absolute), or ``sigma * rho_q`` (relative) with
 
-    SFA (Corollary 2 with the nu-regularised norm): with ``c = z - mean(z)`` the centred
-    (unshifted) scores,
+        rho_q = sqrt(mean_i (z_i - mean z)^2 + nu^2),
 
-        g <- g - sfa * <g, c> / (||c||_2 + nu)^2 * c,
+    the root mean square of the query's centred scores, floored by ``nu`` so that a query of
+    tied scores (every query at iteration 0) is still smoothed.
+    """
+    n_queries = query_offsets.shape[0] - 1
+    out = np.empty(n_queries)
+    for q in prange(n_queries):
+        if not relative:
+            out[q] = sigma
+            continue
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        var = 0.0
+        if n > 0:
+            zmean = 0.0
+            for i in range(lo, hi):
+                zmean += scores[i]
+            zmean /= n
+            for i in range(lo, hi):
+                c = scores[i] - zmean
+                var += c * c
+            var /= n
+        out[q] = sigma * math.sqrt(var + nu * nu)
+    return out
 
-    applied only to queries with more than two documents: with two, the centred space is
-    one-dimensional and radial, so the projection would remove the whole gradient.
+
+@njit(cache=True, parallel=True)
+def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative):
+    """In place: centre each query's gradient, then remove (part of) its radial component.
+
+    With ``c = z - mean(z)`` the centred (unshifted) scores of a query of ``n`` documents:
+
+    * absolute smoothing -- Scale-Free Acceleration (Corollary 2, nu-regularised norm)::
+
+          g <- g - sfa * <g, c> / (||c||_2 + nu)^2 * c,
+
+      applied only to queries with more than two documents: with two, the centred space is
+      one-dimensional and radial, so the projection would remove the whole gradient;
+    * relative smoothing (noise scale ``sigma * rho(z)``, see :func:`query_noise_scale`)::
+
+          g <- g - sfa * <g, c> / (||c||_2^2 + n nu^2) * c,
+
+      which for ``sfa = 1`` turns the gradient ``g`` of ``E L(z + s eps)`` at fixed
+      ``s = sigma rho(z)`` into the exact gradient of ``E L(z + sigma rho(z) eps)``: the
+      smoothed loss ``G(z, s)`` satisfies ``G(a z, a s) = G(z, s)``, hence
+      ``dG/ds = -<z, g> / s``, and ``grad rho = c / (n rho)``.
     """
     n_queries = query_offsets.shape[0] - 1
     for q in prange(n_queries):
@@ -361,7 +403,7 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu):
             gmean /= n
             for i in range(lo, hi):
                 grad[i] -= gmean
-        if sfa != 0.0 and n > 2:
+        if sfa != 0.0 and (n > 2 or relative):
             zmean = 0.0
             for i in range(lo, hi):
                 zmean += scores[i]
@@ -372,8 +414,12 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu):
                 c = scores[i] - zmean
                 dot += grad[i] * c
                 norm2 += c * c
-            denom = math.sqrt(norm2) + nu
-            k = sfa * dot / (denom * denom)
+            if relative:
+                denom2 = norm2 + n * nu * nu
+            else:
+                denom = math.sqrt(norm2) + nu
+                denom2 = denom * denom
+            k = sfa * dot / denom2
             if k != 0.0:
                 for i in range(lo, hi):
                     grad[i] -= k * (scores[i] - zmean)
