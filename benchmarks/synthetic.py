@@ -8,19 +8,19 @@ NDCG@3 (exp2 gains, worst-permutation ties) has a local optimum 0.903 and the gl
 diffusion temperature 1e3 and model shrink rate 1e-3. Every method starts from all-zero scores
 and is trained with ``seed`` in 0..seeds-1; the table reports the final NDCG@3 of each seed.
 
-Methods: StochasticRank for NDCG@3 as SR-R1soft (mu = 0) and SR-R1 (mu > 0), with and without
-SGLB, through each booster's adapter, in two smoothing settings:
+Methods: StochasticRank for NDCG@3 as SR-R1soft (mu = 0) and SR-R1 (mu = 0.1), with and
+without SGLB, through each booster's adapter, in two parametrisations:
 
-* ``defaults``: sigma = 1, nu = 0.01 (the paper's and CatBoost's defaults), mu = 1 for R1;
-* ``tuned``: sigma = 0.3, nu = 1, mu = 0.3 for R1.
+* ``defaults``: ``StochasticRank(metric="NDCG", top=3)`` with nothing else set (relative
+  smoothing, sigma 0.3 annealed to 0.1 with half-life 100 trees, nu = 1);
+* ``paper``: ``StochasticRank.paper(...)`` -- absolute sigma = 1, nu = 0.01 (the paper's and
+  CatBoost's defaults), mu = 1 for R1.
 
-Why two: under SFA the score norm settles near ``nu`` (SFA removes the radial part of every
-step), so the smoothing relative to the scores is about ``sigma / ||z||``. With the defaults
-that is ~100 -- an almost linear landscape, whose direction at 0 favours the local optimum,
-so seeds split -- and a relevance shift ``sigma * mu = 1`` dwarfs the scores, so SR-R1 sees the
-worst permutation everywhere. With sigma = 0.3, nu = 1 the relative smoothing is ~0.25 and the
-shift ``sigma * mu`` = 0.09 is small against score gaps, the regime where Theorem 1's
-consistent smoothing applies.
+Why the paper's parametrisation splits seeds: under SFA the score norm settles near ``nu``
+(SFA removes the radial part of every step), so the smoothing relative to the scores is about
+``sigma / ||z||``, ~100 here -- an almost linear landscape, whose direction at 0 favours the
+local optimum -- and a relevance shift ``sigma * mu = 1`` dwarfs the scores, so SR-R1 sees the
+worst permutation everywhere. The defaults smooth relative to each query's score spread.
 
 And the boosters' native rankers (LightGBM ``lambdarank``, XGBoost ``rank:ndcg``, CatBoost
 ``YetiRank``, ``LambdaMart`` and native ``StochasticRank`` with and without its own SGLB).
@@ -44,12 +44,12 @@ PAPER = dict(depth=3, learning_rate=0.1, iterations=1000, diffusion_temperature=
 GLOBAL_OPTIMUM = 0.917
 LOCAL_OPTIMUM = 0.903
 
-SMOOTHING = {"defaults": dict(sigma=1.0, nu=0.01, mu=1.0),
-             "tuned": dict(sigma=0.3, nu=1.0, mu=0.3)}
+PARAMETRISATIONS = {"defaults": (StochasticRank, 0.1), "paper": (StochasticRank.paper, 1.0)}
 SR_VARIANTS = {
     f"SR-{variant}{' + SGLB' if sglb else ''} ({name})": dict(
-        sigma=cfg["sigma"], nu=cfg["nu"], mu=cfg["mu"] if variant == "R1" else 0.0, sglb=sglb)
-    for name, cfg in SMOOTHING.items() for sglb in (False, True) for variant in ("R1soft", "R1")
+        make=make, mu=r1_mu if variant == "R1" else 0.0, sglb=sglb)
+    for name, (make, r1_mu) in PARAMETRISATIONS.items() for sglb in (False, True)
+    for variant in ("R1soft", "R1")
 }
 
 
@@ -58,8 +58,8 @@ def ndcg3(scores, data) -> float:
 
 
 def _objective(variant, seed):
-    return StochasticRank(metric="NDCG", top=3, sigma=variant["sigma"], nu=variant["nu"],
-                          mu=variant["mu"], seed=seed)
+    mu = {"mu": variant["mu"]} if variant["mu"] else {}
+    return variant["make"](metric="NDCG", top=3, seed=seed, **mu)
 
 
 def _sglb(settings, seed):
