@@ -1,6 +1,6 @@
 """The paper's synthetic Table 1: StochasticRank at the package defaults reaches the global
-optimum NDCG@3 = 0.917 in
-every booster, where LambdaMART stops at the local optimum 0.903 (benchmarks/synthetic.py)."""
+optimum NDCG@3 = 0.917 in every booster, where LambdaMART stops at the local optimum 0.903
+(benchmarks/synthetic.py)."""
 
 import numpy as np
 import pytest
