@@ -53,7 +53,24 @@ def our_lambdamart(inst, seed):
     return LambdaMART(metric="MRR" if inst.metric == "MRR" else "NDCG", top=inst.top)
 
 
+def shifted(mu):
+    """SR-R1: the defaults with the relevance shift ``mu``."""
+    def make(inst, seed):
+        return default_objective(inst, seed).set_params(mu=mu)
+    return make
+
+
+def paper_objective(inst, seed):
+    extra = {"grade_max": 3} if inst.metric == "ERR" else {}
+    return StochasticRank.paper(metric=inst.metric, top=inst.top, seed=seed, **extra)
+
+
 OBJECTIVES = {"StochasticRank (defaults)": default_objective, "LambdaMART (ours)": our_lambdamart}
+# Run on request (--methods): SR-R1 at several mu, and the paper's parametrisation.
+EXTRA_OBJECTIVES = {"SR-R1 (defaults, mu=0.1)": shifted(0.1), "SR-R1 (defaults, mu=0.3)":
+                    shifted(0.3), "SR-R1 (defaults, mu=1)": shifted(1.0),
+                    "StochasticRank.paper()": paper_objective}
+ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 
 # -- LightGBM ------------------------------------------------------------------------------
@@ -74,7 +91,7 @@ def train_lightgbm(method, inst, seed, iterations):
             params["label_gain"] = [2.0 ** g - 1.0 for g in range(32)]
         booster = lgb.train(params, ds, iterations)
     else:
-        adapter = LGBMObjective(OBJECTIVES[method](inst, seed))
+        adapter = LGBMObjective(ALL_OBJECTIVES[method](inst, seed))
         params["objective"] = adapter
         booster = lgb.train(params, ds, iterations, callbacks=[adapter.callback()])
         adapter.finalize(booster)
@@ -93,7 +110,7 @@ def train_xgboost(method, inst, seed, iterations):
                       lambdarank_num_pair_per_sample=inst.top or 1, base_score=0.0)
         booster = xgb.train(params, xgb.DMatrix(inst.X, inst.y, qid=inst.qid), iterations)
         return booster.predict(xgb.DMatrix(inst.X), output_margin=True)
-    ranker = StochasticXGBRanker(OBJECTIVES[method](inst, seed), n_estimators=iterations,
+    ranker = StochasticXGBRanker(ALL_OBJECTIVES[method](inst, seed), n_estimators=iterations,
                                  learning_rate=LEARNING_RATE, random_state=seed, n_jobs=1,
                                  **common)
     ranker.fit(inst.X, inst.y, qid=inst.qid)
@@ -122,7 +139,7 @@ def train_catboost(method, inst, seed, iterations):
         model = CatBoost(dict(common, loss_function=loss))
         model.fit(Pool(inst.X, labels, group_id=inst.qid))
         return model.predict(inst.X, prediction_type="RawFormulaVal")
-    objective = OBJECTIVES[method](inst, seed)
+    objective = ALL_OBJECTIVES[method](inst, seed)
     extra = {} if isinstance(objective, StochasticRank) else {"eval_metric": "NDCG:top=3"}
     ranker = StochasticCatBoostRanker(objective, **common, **extra)
     ranker.fit(inst.X, inst.y, group_id=inst.qid)
@@ -136,15 +153,18 @@ BOOSTERS = {
 }
 
 
-def methods_for(booster):
-    return list(OBJECTIVES) + BOOSTERS[booster][1]
+def methods_for(booster, selected=None):
+    """The booster's default methods, or those of ``selected`` it can run (extras included)."""
+    if selected is None:
+        return list(OBJECTIVES) + BOOSTERS[booster][1]
+    return [m for m in list(ALL_OBJECTIVES) + BOOSTERS[booster][1] if m in selected]
 
 
-def run(instances, seeds, iterations, boosters, progress=print):
+def run(instances, seeds, iterations, boosters, methods=None, progress=print):
     rows = []
     for booster in boosters:
         trainer = BOOSTERS[booster][0]
-        for method in methods_for(booster):
+        for method in methods_for(booster, methods):
             start = time.perf_counter()
             for inst in instances:
                 for seed in seeds:
@@ -234,21 +254,16 @@ def main(argv=None):
     parser.add_argument("--iterations", type=int, default=500)
     parser.add_argument("--boosters", nargs="+", default=list(BOOSTERS), choices=list(BOOSTERS))
     parser.add_argument("--methods", nargs="+", default=None,
-                        help="only these methods (default: all of each booster)")
+                        help="only these methods (default: all of each booster; extra: "
+                             + ", ".join(EXTRA_OBJECTIVES) + ")")
+    parser.add_argument("--tag", default=None, help="suffix of the output files")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/global_optimum"))
     args = parser.parse_args(argv)
     instances = instance_suite(args.instances)
     seeds = list(range(args.seeds))
-    if args.methods:
-        for booster in args.boosters:
-            BOOSTERS[booster] = (BOOSTERS[booster][0],
-                                 [m for m in BOOSTERS[booster][1] if m in args.methods])
-        for name in list(OBJECTIVES):
-            if name not in args.methods:
-                del OBJECTIVES[name]
-    rows = run(instances, seeds, args.iterations, args.boosters)
+    rows = run(instances, seeds, args.iterations, args.boosters, args.methods)
     args.out.mkdir(parents=True, exist_ok=True)
-    tag = "_".join(args.boosters)
+    tag = args.tag or "_".join(args.boosters)
     with open(args.out / f"results_{tag}.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()

@@ -60,3 +60,29 @@ def test_confidence_interval_and_paired_test():
     mean, half = H.mean_ci([0.5, 0.7])
     assert mean == 0.6 and half > 0.1
     assert np.isnan(H.mean_ci([0.5])[1])
+
+
+def test_global_optimum_instances_are_multimodal_and_enumerated():
+    from benchmarks._instances import instance_suite
+
+    rng = np.random.default_rng(0)
+    for inst in instance_suite(6):
+        assert inst.local_optimum < inst.optimum - 1e-9
+        assert inst.value(inst.best_scores) == inst.optimum
+        # No item scoring (ties included) beats the enumerated optimum.
+        for _ in range(200):
+            item_scores = rng.integers(0, 3, inst.X.shape[1]).astype(float)
+            assert inst.value(item_scores) <= inst.optimum + 1e-12
+
+
+def test_global_optimum_benchmark_runs_end_to_end(tmp_path):
+    from benchmarks import global_optimum
+
+    rows = global_optimum.main(["--instances", "3", "--seeds", "1", "--iterations", "30",
+                                "--out", str(tmp_path), "--tag", "smoke"])
+    methods = {(r["booster"], r["method"]) for r in rows}
+    assert ("catboost", "native LambdaMart") in methods and len(methods) == 10
+    assert all(r["hit"] in (0, 1) and r["gap"] >= 0 for r in rows)
+    assert {r["metric"] for r in rows} == {"NDCG", "MRR", "ERR"}
+    assert "| lightgbm | StochasticRank (defaults) |" in (tmp_path / "summary_smoke.md").read_text()
+    assert (tmp_path / "results_smoke.csv").exists() and (tmp_path / "hit_rates_smoke.png").exists()
