@@ -10,8 +10,11 @@ Variants, all ``StochasticRank(metric="NDCG", top=5)`` with one noise sample per
 * REINFORCE: ``estimator="reinforce", sfa=0, mu=0``, no SGLB;
 * CCS: ``estimator="ccs", sfa=0, mu=0``, no SGLB;
 * CCS+SFA: ``sfa=1, mu=0``, no SGLB;
-* CCS+SFA+SGLB (SR-R1soft): ``sfa=1, mu=0`` with SGLB (shrink rate, temperature tuned);
-* CCS+SFA+SGLB+mu (SR-R1): as SR-R1soft with ``mu`` tuned.
+  (these three in the paper's parametrisation, ``StochasticRank.paper``: absolute sigma = 1,
+  nu = 0.01)
+* +relative smoothing, annealing, SGLB (SR-R1soft): the package's StochasticRank, ``mu=0``,
+  relative sigma and its half-life tuned, with SGLB (shrink rate, temperature tuned);
+* +mu (SR-R1): as SR-R1soft with ``mu`` tuned.
 
 The last two are the ``sr_r1soft`` / ``sr_r1`` runs of :mod:`benchmarks.compare`: trials already
 in the output folder's cache (``runs.jsonl`` of compare, ``ablation_runs.jsonl`` of this

@@ -110,11 +110,11 @@ def test_quickstart(monkeypatch):
 def test_global_optimum(monkeypatch):
     probe = run_notebook("global_optimum.ipynb", monkeypatch)
     table = probe["table"]
-    sr = table["LightGBM/SR-R1 (tuned)"]
+    sr = table["LightGBM/SR-R1soft (defaults)"]
     lambdamart = table["LightGBM/LambdaMART (lambdarank)"]
     assert len(sr) >= 2 and all(round(v, 3) == 0.917 for v in sr)
     assert all(round(v, 3) == 0.903 for v in lambdamart)
-    assert round(probe["paths"]["SR-R1 (tuned)"], 3) == 0.917
+    assert round(probe["paths"]["SR-R1soft (defaults)"], 3) == 0.917
     assert round(probe["paths"]["LambdaMART (lambdarank)"], 3) == 0.903
     assert round(probe["landscape_max"], 3) == 0.917
 
