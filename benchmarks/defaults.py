@@ -3,9 +3,10 @@
     python -m benchmarks.defaults [--folds 1 2 3 4 5] [--seeds 0 1 2]
         [--boosters lightgbm xgboost catboost] [--out benchmarks/results/mq2008]
 
-No tuning at all: every method gets the same booster settings (learning rate 0.1, depth 6 --
-LightGBM ``num_leaves = 63`` --, the booster's own L2 default, at most 500 trees, early stopping
-after 50 rounds on the validation target with worst ties) and every objective its defaults:
+No tuning at all: every method gets the same booster settings (learning rate 0.1, ``--depth``
+6 or 4 -- LightGBM ``max_depth = depth``, ``num_leaves = 2^depth`` --, the booster's own L2
+default, at most 500 trees, early stopping after 50 rounds on the validation target with worst
+ties) and every objective its defaults:
 
 * ``SR-R1soft``: ``StochasticRank(metric=..., top=...)`` (the package defaults, mu = 0);
 * ``SR-R1``: the same with ``mu = 0.1`` (the relevance-shifted noise of Theorem 1);
@@ -40,9 +41,9 @@ TARGETS = ("NDCG@5", "MRR")
 TEST_METRIC = {"NDCG@5": "NDCG@5", "MRR": "MRR"}
 
 
-def run_one(booster, method, target, fold, seed, split, cfg):
+def run_one(booster, method, target, fold, seed, split, cfg, depth=6):
     key, extra = METHODS[method]
-    p = {"learning_rate": 0.1, "depth": 6, "l2": L2_DEFAULT[booster], **extra}
+    p = {"learning_rate": 0.1, "depth": depth, "l2": L2_DEFAULT[booster], **extra}
     start = time.perf_counter()
     predict, _, n_trees = H.TRAINERS[booster](key, target, p, seed, split, cfg)
     wall = time.perf_counter() - start
@@ -92,11 +93,12 @@ def main(argv=None):
     ap.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost", "catboost"])
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--max-trees", type=int, default=500)
+    ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/mq2008"))
     args = ap.parse_args(argv)
     cfg = H.TrainConfig(max_trees=args.max_trees, patience=50, threads=1)
     args.out.mkdir(parents=True, exist_ok=True)
-    tag = "_".join(args.boosters)
+    tag = "_".join(args.boosters) + ("" if args.depth == 6 else f"_depth{args.depth}")
     cache = args.out / f"defaults_{tag}.jsonl"
     rows = [json.loads(line) for line in cache.read_text().splitlines()] if cache.exists() else []
     done = {(r["booster"], r["method"], r["target"], r["fold"], r["seed"]) for r in rows}
@@ -108,7 +110,8 @@ def main(argv=None):
                     for seed in args.seeds:
                         if (booster, method, target, fold, seed) in done:
                             continue
-                        row = run_one(booster, method, target, fold, seed, split, cfg)
+                        row = run_one(booster, method, target, fold, seed, split, cfg,
+                                      args.depth)
                         rows.append(row)
                         with cache.open("a") as f:
                             f.write(json.dumps(row) + "\n")
@@ -117,7 +120,8 @@ def main(argv=None):
                               flush=True)
     table = summarise(rows, args.boosters)
     header = (f"# MQ2008 at the package defaults\n\nCommand: `python -m benchmarks.defaults "
-              f"--boosters {' '.join(args.boosters)}`; folds {args.folds}, seeds {args.seeds}; "
+              f"--boosters {' '.join(args.boosters)} --depth {args.depth}`; folds {args.folds}, "
+              f"seeds {args.seeds}; "
               "see the script's docstring for the protocol. Test metrics x100, worst ties, "
               "queries without a relevant document skipped.\n\n")
     (args.out / f"defaults_{tag}.md").write_text(header + table + "\n")

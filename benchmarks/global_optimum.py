@@ -53,10 +53,10 @@ def our_lambdamart(inst, seed):
     return LambdaMART(metric="MRR" if inst.metric == "MRR" else "NDCG", top=inst.top)
 
 
-def shifted(mu):
-    """SR-R1: the defaults with the relevance shift ``mu``."""
+def variant(**params):
+    """The defaults with ``params`` changed (e.g. SR-R1: ``mu``)."""
     def make(inst, seed):
-        return default_objective(inst, seed).set_params(mu=mu)
+        return default_objective(inst, seed).set_params(**params)
     return make
 
 
@@ -67,9 +67,12 @@ def paper_objective(inst, seed):
 
 OBJECTIVES = {"StochasticRank (defaults)": default_objective, "LambdaMART (ours)": our_lambdamart}
 # Run on request (--methods): SR-R1 at several mu, and the paper's parametrisation.
-EXTRA_OBJECTIVES = {"SR-R1 (defaults, mu=0.1)": shifted(0.1), "SR-R1 (defaults, mu=0.3)":
-                    shifted(0.3), "SR-R1 (defaults, mu=1)": shifted(1.0),
-                    "StochasticRank.paper()": paper_objective}
+EXTRA_OBJECTIVES = {
+    "SR-R1 (defaults, mu=0.1)": variant(mu=0.1), "SR-R1 (defaults, mu=0.3)": variant(mu=0.3),
+    "SR-R1 (defaults, mu=1)": variant(mu=1.0), "StochasticRank.paper()": paper_objective,
+    "constant sigma=0.3": variant(anneal_half_life=None),
+    "constant sigma=0.1": variant(sigma=0.1, anneal_half_life=None),
+    "n_samples=4": variant(n_samples=4)}
 ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 
