@@ -72,7 +72,8 @@ EXTRA_OBJECTIVES = {
     "SR-R1 (defaults, mu=1)": variant(mu=1.0), "StochasticRank.paper()": paper_objective,
     "constant sigma=0.3": variant(anneal_half_life=None),
     "constant sigma=0.1": variant(sigma=0.1, anneal_half_life=None),
-    "n_samples=4": variant(n_samples=4)}
+    "n_samples=4": variant(n_samples=4), "sigma_min=0.05": variant(sigma_min=0.05),
+    "sigma 0.2, sigma_min=0.05": variant(sigma=0.2, sigma_min=0.05)}
 ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 
