@@ -94,7 +94,8 @@ def main(argv=None):
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--max-trees", type=int, default=500)
     ap.add_argument("--depth", type=int, default=6)
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/mq2008"))
+    # Not the compare/ablation folder: their cache reads every *.jsonl there.
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/mq2008_defaults"))
     args = ap.parse_args(argv)
     cfg = H.TrainConfig(max_trees=args.max_trees, patience=50, threads=1)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -86,3 +86,18 @@ def test_global_optimum_benchmark_runs_end_to_end(tmp_path):
     assert {r["metric"] for r in rows} == {"NDCG", "MRR", "ERR"}
     assert "| lightgbm | StochasticRank (defaults) |" in (tmp_path / "summary_smoke.md").read_text()
     assert (tmp_path / "results_smoke.csv").exists() and (tmp_path / "hit_rates_smoke.png").exists()
+
+
+def test_defaults_study_runs_end_to_end_and_resumes(tmp_path):
+    from benchmarks import defaults
+
+    args = ["--folds", "1", "--seeds", "0", "--boosters", "lightgbm", "--methods", "SR-R1soft",
+            "native LambdaMART", "--max-trees", "4", "--depth", "4", "--out", str(tmp_path)]
+    defaults.main(args)
+    cache = tmp_path / "defaults_lightgbm_depth4.jsonl"
+    rows = [json.loads(line) for line in cache.read_text().splitlines()]
+    assert len(rows) == 4 and all(0.0 <= r["mean"] <= 1.0 for r in rows)
+    md = (tmp_path / "defaults_lightgbm_depth4.md").read_text()
+    assert "| lightgbm | NDCG@5 | SR-R1soft |" in md and "one-tailed p" in md
+    defaults.main(args)  # resumes: nothing retrained
+    assert len(cache.read_text().splitlines()) == 4
