@@ -51,11 +51,15 @@ class EvalMetric:
     def from_string(cls, spec: str):
         """``"NDCG@5"`` -> ``cls("NDCG", 5)``; ``"MRR"`` -> ``cls("MRR")``."""
         name, _, k = str(spec).partition("@")
+        if k and not k.isdigit():
+            raise ValueError(f"eval_metric {spec!r}: the cutoff after '@' must be a positive "
+                             f"integer, e.g. 'NDCG@5', 'ERR@10' or 'MRR'")
         return cls(name, int(k) if k else None)
 
     def __repr__(self) -> str:
+        options = "".join(f", {key}={value!r}" for key, value in self.options.items())
         return (f"{type(self).__name__}({self.metric!r}, {self.k!r}, ties={self.ties!r}, "
-                f"name={self.name!r})")
+                f"name={self.name!r}{options})")
 
     def value(self, preds, labels, query_offsets) -> float:
         return float(_metrics.evaluate(self.metric, preds, labels, query_offsets, self.k,
@@ -86,4 +90,17 @@ def objective_grad_hess(adapter, preds, labels, offsets):
     if grad.shape != preds.shape or hess.shape != preds.shape:
         raise ValueError(f"objective returned gradients of shape {grad.shape} and hessians "
                          f"of shape {hess.shape} for {preds.shape[0]} documents")
+    check_finite(grad, hess, preds)
     return grad, hess
+
+
+def check_finite(grad, hess, scores):
+    """Refuse NaN or infinite derivatives: a booster would otherwise fit them silently (an
+    all-zero or NaN model)."""
+    bad = ~(np.isfinite(grad) & np.isfinite(hess))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"the objective returned a non-finite derivative for {int(bad.sum())} document(s), "
+            f"first document {i} (score {scores[i]!r}, grad {grad[i]!r}, hess {hess[i]!r}); "
+            "check the scores (init_score / base_margin) and the objective's parameters")

@@ -223,6 +223,19 @@ class LGBMObjective:
         return booster
 
 
+_LEARNING_RATE_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
+
+
+def _check_learning_rate(params, sglb: SGLB) -> None:
+    """Under SGLB the callback sets the per-tree learning rate from ``sglb.learning_rate``; a
+    different rate set on the booster would otherwise be replaced without a word."""
+    for name in _LEARNING_RATE_ALIASES:
+        if name in params and float(params[name]) != sglb.learning_rate:
+            raise ValueError(f"the booster's {name}={params[name]} differs from "
+                             f"sglb.learning_rate={sglb.learning_rate}: set the same value in "
+                             "both, or leave the booster's unset")
+
+
 class _LGBMCallback:
     """Before-iteration callback: iteration index and SGLB learning rate."""
 
@@ -246,6 +259,8 @@ class _LGBMCallback:
             if kind not in ("gbdt", "goss") or params.get("linear_tree"):
                 raise ValueError("SGLB needs plain gradient-boosted trees (boosting='gbdt', no "
                                  f"linear_tree); got boosting={kind!r}")
+            if t == 0:
+                _check_learning_rate(params, self._sglb)
             self._sglb.check_iterations(t + 1, np.float64)
             self._rate(env)
         self._hub.sync(t)

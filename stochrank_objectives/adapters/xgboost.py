@@ -249,6 +249,18 @@ def _run_qid(qid=None, group=None, n_rows: int | None = None, where: str = "trai
     return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
 
 
+def _take_alias(xgb_params: dict, alias: str, name: str, value, default):
+    """Pop XGBoost's ``alias`` (e.g. ``eta``) of the ranker argument ``name``: used when the
+    argument is left at its default, refused when both are set to different values."""
+    if alias not in xgb_params:
+        return value
+    aliased = xgb_params.pop(alias)
+    if value != default and value != aliased:
+        raise ValueError(f"{alias}={aliased!r} and {name}={value!r} name the same XGBoost "
+                         f"parameter with different values: set {name} only")
+    return aliased
+
+
 class StochasticXGBRanker:
     """A scikit-learn-style XGBoost ranker trained with one of this package's objectives.
 
@@ -319,7 +331,14 @@ class StochasticXGBRanker:
             if bad in self.xgb_params:
                 raise ValueError(f"{bad!r} cannot be an XGBoost parameter of "
                                  f"{type(self).__name__}: use its objective/eval_metric arguments")
-        lr = self.learning_rate
+        xgb_params = dict(self.xgb_params)
+        lr = _take_alias(xgb_params, "eta", "learning_rate", self.learning_rate, None)
+        seed = _take_alias(xgb_params, "seed", "random_state", self.random_state, 0)
+        n_jobs = _take_alias(xgb_params, "nthread", "n_jobs", self.n_jobs, None)
+        for name in ("num_boost_round", "num_round"):
+            if name in xgb_params:
+                raise ValueError(f"{name}={xgb_params[name]} is not an XGBoost parameter of "
+                                 f"{type(self).__name__}: use n_estimators")
         if self.sglb is not None:
             if lr is not None and lr != self.sglb.learning_rate:
                 raise ValueError(f"learning_rate={lr} differs from sglb.learning_rate="
@@ -327,10 +346,10 @@ class StochasticXGBRanker:
             lr = self.sglb.learning_rate
         params = dict(DEFAULT_PARAMS)
         params["learning_rate"] = 0.3 if lr is None else lr
-        params["seed"] = self.random_state
-        if self.n_jobs is not None:
-            params["nthread"] = self.n_jobs
-        params.update(self.xgb_params)
+        params["seed"] = seed
+        if n_jobs is not None:
+            params["nthread"] = n_jobs
+        params.update(xgb_params)
         return params
 
     def fit(self, X, y, *, qid=None, group=None, eval_set=None, eval_qid=None, eval_group=None,
