@@ -1,18 +1,40 @@
-"""Cascade form of the ranking metrics: labels -> (gain, continuation), position weights.
+"""Metric definitions for the StochasticRank kernels: labels -> per-document arrays, position weights.
 
-All four trainable metrics share the form of supplement D,
+The cascade metrics share the form of supplement D,
 ``M = scale_q * sum_{p < T} w_p g(r_{s_p}) prod_{u < p} d(r_{s_u})``:
 
-========  =====================================  ======================  ===================  =========
-metric    gain g(r)                              continuation d(r)       weight w_p (p < T)   scale_q
-========  =====================================  ======================  ===================  =========
-``DCG``   ``2^r - 1`` (``exp2``) or ``r``        1                       1 / log2(p + 2)      1
-``NDCG``  as DCG                                 1                       1 / log2(p + 2)      1 / IDCG@T
-``ERR``   R = (2^r - 1) / 2^grade_max, or r      1 - R                   1 / (p + 1)          1
-``MRR``   1{r > threshold}                       1 - g                   1 / (p + 1)          1
-========  =====================================  ======================  ===================  =========
+===============  ==================================  =================  ===================  =========
+metric           gain g(r)                           continuation d(r)  weight w_p (p < T)   scale_q
+===============  ==================================  =================  ===================  =========
+``DCG``          ``2^r - 1`` (``exp2``) or ``r``     1                  1 / log2(p + 2)      1
+``NDCG``         as DCG                              1                  1 / log2(p + 2)      1 / IDCG@T
+``ERR``          R = (2^r - 1) / 2^grade_max, or r   1 - R              1 / (p + 1)          1
+``MRR``          1{r > threshold}                    1 - g              1 / (p + 1)          1
+``PFOUND``       r (a probability in [0, 1])         1 - r              decay^p              1
+``FILTEREDDCG``  as DCG                              1                  1 / (p + 1)          1
+===============  ==================================  =================  ===================  =========
 
 (``p`` is the 0-based position, ``T = min(top, n)``; ``top=None`` means the whole list.)
+PFound is CatBoost's (Yandex's) pFound: ``pLook_0 = 1``, ``pLook_{p+1} = pLook_p (1 - r_p) decay``,
+``PFound = sum_{p<T} pLook_p r_p``. FilteredDCG is CatBoost's StochasticRank FilteredDCG: the
+documents whose score is below 0 are dropped, the others ranked by score with CatBoost's default
+``denominator=Position`` (``1/(p+1)``). In cascade form that is a *virtual document* at the fixed
+score 0 with gain 0 and continuation 0 (nothing below it counts); the objective appends it to
+every query (``needs_virtual_document``), and it makes the loss depend on the scores themselves,
+not only on their differences (no translation invariance).
+
+Two counting metrics of binary relevance ``rel = 1{r > threshold}`` are not cascades but have
+O(1) adjacent-swap differences from the prefix count of relevant documents
+(``kernels.ccs.ccs_counting_query``); they use ``gain = rel``, ``continuation = 1`` and:
+
+=============  ==========================================================  ===================
+metric         value                                                       weight w_p (p < T)
+=============  ==========================================================  ===================
+``PRECISION``  ``sum_{p<T} rel_p / k``  (divides by k even when n < k)      1 / k
+``MAP``        ``(1/R) sum_{p<T} rel_p H_p / (p + 1)``, ``H_p`` = relevant   1 / (p + 1)
+               documents in positions ``0..p``, ``R`` = all relevant of the
+               query (trec_eval ``map_cut``; ``scale_q = 1/R``, 0 if R = 0)
+=============  ==========================================================  ===================
 """
 
 from __future__ import annotations
@@ -24,18 +46,31 @@ import numpy as np
 from .groups import _check_float, _check_int
 from .kernels.metrics import ideal_values
 
-CASCADE_METRICS = ("NDCG", "DCG", "ERR", "MRR")
+CASCADE_METRICS = ("NDCG", "DCG", "ERR", "MRR", "PFOUND", "FILTEREDDCG")
+COUNTING_METRICS = ("PRECISION", "MAP")
+METRICS = CASCADE_METRICS + COUNTING_METRICS
 GAINS = ("exp2", "linear")
 _EXP2_MAX_LABEL = 31.0
 
 
 def canonical_metric(metric) -> str:
     if not isinstance(metric, str):
-        raise TypeError(f"metric must be a string, one of {CASCADE_METRICS}; got {metric!r}")
+        raise TypeError(f"metric must be a string, one of {METRICS}; got {metric!r}")
     name = metric.upper()
-    if name not in CASCADE_METRICS:
-        raise ValueError(f"unknown metric {metric!r}: expected one of {CASCADE_METRICS}")
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}: expected one of {METRICS} "
+                         f"(case-insensitive)")
     return name
+
+
+def with_virtual_documents(query_offsets):
+    """FilteredDCG's layout: the offsets of the queries with one virtual document appended to
+    each, and the positions of the real documents in that layout."""
+    sizes = np.diff(query_offsets)
+    ext_offs = query_offsets + np.arange(query_offsets.shape[0], dtype=np.int64)
+    real = np.arange(int(query_offsets[-1]), dtype=np.int64) + np.repeat(
+        np.arange(sizes.shape[0], dtype=np.int64), sizes)
+    return ext_offs, real
 
 
 @dataclass(frozen=True)
@@ -47,22 +82,44 @@ class CascadeSpec:
     gain: str = "exp2"
     grade_max: float | None = None
     threshold: float = 0.0
+    decay: float = 0.85
 
     @classmethod
-    def make(cls, metric, top=None, gain="exp2", grade_max=None, threshold=0.0):
+    def make(cls, metric, top=None, gain="exp2", grade_max=None, threshold=0.0, decay=0.85):
         metric = canonical_metric(metric)
         top = _check_int(top, "top (k)", 1, allow_none=True)
+        if metric == "PRECISION" and top is None:
+            raise ValueError("metric 'Precision' needs top=k (precision of the whole list does "
+                             "not depend on the order)")
         if gain not in GAINS:
             raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
         if grade_max is not None:
             grade_max = _check_float(grade_max, "grade_max", gt=0.0)
         threshold = _check_float(threshold, "threshold", ge=0.0)
-        return cls(metric, top, gain, grade_max, threshold)
+        decay = _check_float(decay, "decay", ge=0.0)
+        if decay > 1.0:
+            raise ValueError(f"decay must be in [0, 1], got {decay}")
+        return cls(metric, top, gain, grade_max, threshold, decay)
+
+    @property
+    def is_counting(self) -> bool:
+        """Precision / MAP: served by the counting kernel, not the cascade kernel."""
+        return self.metric in COUNTING_METRICS
+
+    @property
+    def needs_virtual_document(self) -> bool:
+        """FilteredDCG: a fixed document at score 0 closes the list (see the module docstring)."""
+        return self.metric == "FILTEREDDCG"
+
+    @property
+    def translation_invariant(self) -> bool:
+        """Whether the loss depends on the scores only through their differences."""
+        return self.metric != "FILTEREDDCG"
 
     # -- per-document arrays ------------------------------------------------------------
     def gain_and_continuation(self, labels: np.ndarray):
         """``(gain, continuation)`` per document, after checking the labels' domain."""
-        if self.metric in ("NDCG", "DCG"):
+        if self.metric in ("NDCG", "DCG", "FILTEREDDCG"):
             if self.gain == "exp2":
                 if labels.size and labels.max() > _EXP2_MAX_LABEL:
                     raise ValueError(
@@ -88,7 +145,15 @@ class CascadeSpec:
                     )
                 prob = (np.exp2(labels) - 1.0) / np.exp2(self.grade_max)
             return prob, 1.0 - prob
+        if self.metric == "PFOUND":
+            if labels.size and (labels.min() < 0.0 or labels.max() > 1.0):
+                raise ValueError(
+                    f"PFound uses labels as probabilities, which must lie in [0, 1] (got "
+                    f"{labels.min():g} .. {labels.max():g})")
+            return labels.copy(), 1.0 - labels
         relevant = (labels > self.threshold).astype(np.float64)
+        if self.is_counting:
+            return relevant, np.ones_like(relevant)
         return relevant, 1.0 - relevant
 
     def relevant(self, labels: np.ndarray) -> np.ndarray:
@@ -107,21 +172,37 @@ class CascadeSpec:
         p = np.arange(t, dtype=np.float64)
         if self.metric in ("NDCG", "DCG"):
             w[:t] = 1.0 / np.log2(p + 2.0)
-        else:
+        elif self.metric == "PFOUND":
+            w[:t] = self.decay ** p
+        elif self.metric == "PRECISION":
+            w[:t] = 1.0 / self.top
+        else:  # ERR, MRR, FilteredDCG (Position denominator), MAP
             w[:t] = 1.0 / (p + 1.0)
         return w
 
     def kernel_args(self, labels: np.ndarray, query_offsets: np.ndarray):
         """Everything the kernels need: ``(gain, cont, pos_weight, T, ideal, scale)``.
 
-        ``ideal`` is each query's best achievable raw value (0 means no relevant document);
-        ``scale`` is 1 / IDCG for NDCG (0 where IDCG = 0), else 1.
+        ``ideal`` is each query's best achievable raw value (0 means no relevant document; for
+        Precision and MAP the number of relevant documents); ``scale`` is 1 / IDCG for NDCG
+        (0 where IDCG = 0), 1 / R for MAP (0 where R = 0), else 1. For FilteredDCG the arrays
+        describe the real documents only (the objective appends the virtual ones).
         """
         gain, cont = self.gain_and_continuation(labels)
         sizes = np.diff(query_offsets)
         max_n = int(sizes.max()) if sizes.size else 0
+        # FilteredDCG's virtual document makes the lists one longer
+        max_n += int(self.needs_virtual_document)
         pos_weight = self.position_weights(max_n)
         t = self.cutoff(max_n)
+        if self.is_counting:
+            csum = np.concatenate(([0.0], np.cumsum(gain)))
+            ideal = csum[query_offsets[1:]] - csum[query_offsets[:-1]]
+            if self.metric == "MAP":
+                scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)
+            else:
+                scale = np.ones_like(ideal)
+            return gain, cont, pos_weight, t, ideal, scale
         ideal = ideal_values(gain, cont, query_offsets, pos_weight, t)
         if self.metric == "NDCG":
             scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)

@@ -16,7 +16,8 @@ Protocol shared by every metric here::
   ``"one"``, ``"zero"`` or ``"skip"`` (left out of the mean, NaN in per-query output).
   ``None`` picks the metric's convention: ``"one"`` for the normalised metrics NDCG and MAP,
   where 0/0 is undefined and CatBoost >= 1.2, LightGBM and XGBoost all report 1 (so our logs
-  agree with theirs); ``"zero"`` for DCG, ERR, MRR and precision, whose formula gives 0.
+  agree with theirs); ``"zero"`` for DCG, ERR, MRR, PFound, FilteredDCG and precision, whose
+  formula gives 0.
 * ``per_query``: return one value per query instead of the mean over queries. Empty queries
   (no documents) are NaN and never part of a mean.
 
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cascade import CascadeSpec
+from ._cascade import CascadeSpec, with_virtual_documents
 from .groups import _check_int, validate_grouped
 from .kernels.metrics import (
     TIE_BEST,
@@ -53,6 +54,8 @@ __all__ = [
     "ndcg_at_k",
     "err_at_k",
     "mrr",
+    "pfound",
+    "filtered_dcg",
     "precision_at_k",
     "average_precision",
     "evaluate",
@@ -177,6 +180,82 @@ def mrr(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst", n
                            per_query, "zero", threshold=threshold)
 
 
+def pfound(scores, labels, query_offsets, k=None, *, decay=0.85, ties="worst", no_relevant=None,
+           per_query=False):
+    """PFound (CatBoost's / Yandex's): ``sum_{p<k} pLook_p r_{s_p}`` with ``pLook_0 = 1`` and
+    ``pLook_{p+1} = pLook_p (1 - r_{s_p}) decay``; labels are probabilities in [0, 1].
+
+    Equal to CatBoost's ``PFound:top=k;decay=...`` eval metric (whose ties are also pessimistic).
+
+    >>> import numpy as np
+    >>> round(pfound(np.array([2.0, 1.0]), np.array([0.5, 1.0]), [0, 2]), 4)  # 0.5 + .85 * .5
+    0.925
+
+    Args:
+      scores, labels, query_offsets, k, ties, no_relevant, per_query: see the module protocol.
+      decay: probability of looking on past a document, in [0, 1] (default 0.85).
+
+    Returns:
+      The mean PFound@k over queries, or per-query values.
+    """
+    return _cascade_metric("PFOUND", scores, labels, query_offsets, k, ties, no_relevant,
+                           per_query, "zero", decay=decay)
+
+
+FILTERED_ORDERS = ("score", "input")
+
+
+def filtered_dcg(scores, labels, query_offsets, k=None, *, gain="exp2", order="score",
+                 ties="worst", no_relevant=None, per_query=False):
+    """FilteredDCG: DCG with the Position denominator over the documents scored >= 0.
+
+    ``FilteredDCG@k = sum_{p < k} g(r_{f_p}) / (p + 1)`` over the kept documents ``f``:
+
+    * ``order="score"`` (default; what ``StochasticRank(metric="FilteredDCG")`` optimises): the
+      documents ranked by score, cut at a virtual document of score 0 and gain 0; with
+      worst-permutation ties a document scored exactly 0 with a positive gain falls below it,
+      so the kept documents are those scored above 0 (and zero-gain ones, which add nothing);
+    * ``order="input"``: CatBoost's ``FilteredDCG`` eval metric -- the documents with score
+      >= 0 in their input order (the scores only filter); ``ties`` does not apply.
+
+    ``gain``: ``"exp2"`` (``2^r - 1``) or ``"linear"`` (``r``, CatBoost's default ``type=Base``).
+
+    >>> import numpy as np
+    >>> s, r = np.array([0.5, -1.0, 2.0, 0.0]), np.array([1.0, 2.0, 3.0, 0.5])
+    >>> round(filtered_dcg(s, r, [0, 4], gain="linear", order="input"), 4)  # CatBoost's value
+    2.6667
+    >>> round(filtered_dcg(s, r, [0, 4], gain="linear"), 4)  # 3/1 + 1/2 (0.5 scored 0 drops)
+    3.5
+
+    Returns:
+      The mean FilteredDCG@k over queries, or per-query values.
+    """
+    if order not in FILTERED_ORDERS:
+        raise ValueError(f"order must be one of {FILTERED_ORDERS}, got {order!r}")
+    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    spec = CascadeSpec.make("FILTEREDDCG", top=k, gain=gain)
+    tie = _tie_code(ties, False, "FilteredDCG")
+    gain_arr, cont, pos_weight, t, ideal, _ = spec.kernel_args(labels, offs)
+    sizes = np.diff(offs)
+    if order == "input":
+        kept = scores >= 0.0
+        starts = np.repeat(offs[:-1], sizes)
+        before = np.concatenate(([0], np.cumsum(kept)))
+        position = before[np.arange(scores.shape[0])] - before[starts]  # among the kept
+        weight = np.where(kept & (position < t), pos_weight[np.minimum(position, t)], 0.0)
+        raw = _per_query_sum(gain_arr * weight, offs)
+    else:
+        ext_offs, real = with_virtual_documents(offs)
+        n_ext = int(ext_offs[-1])
+        # the virtual document: score 0, label 0 (gain 0 for both gains), continuation 0
+        ext = [np.zeros(n_ext) for _ in range(4)]
+        for arr, values in zip(ext, (scores, labels, gain_arr, cont)):
+            arr[real] = values
+        raw = cascade_metric_per_query(ext[0], ext[1], ext[2], ext[3], ext_offs, pos_weight, t,
+                                       tie)
+    return _finish(raw, ideal > 0.0, no_relevant, "zero", per_query, offs)
+
+
 def precision_at_k(scores, labels, query_offsets, k, *, threshold=0.0, ties="worst",
                    no_relevant=None, per_query=False):
     """Fraction of relevant documents (``label > threshold``) among the top ``k``; divides by ``k``
@@ -232,18 +311,32 @@ def _per_query_sum(values, offs):
     return csum[offs[1:]] - csum[offs[:-1]]
 
 
+def metric_options(spec) -> dict:
+    """The options of the eval metric matching a StochasticRank metric definition (worst ties)."""
+    if spec.metric in ("NDCG", "DCG", "FILTEREDDCG"):
+        return {"gain": spec.gain}
+    if spec.metric == "ERR":
+        return {"grade_max": spec.grade_max}
+    if spec.metric == "PFOUND":
+        return {"decay": spec.decay}
+    return {"threshold": spec.threshold}
+
+
 _BY_NAME = {
     "NDCG": ndcg_at_k,
     "DCG": dcg_at_k,
     "ERR": err_at_k,
     "MRR": mrr,
+    "PFOUND": pfound,
+    "FILTEREDDCG": filtered_dcg,
     "PRECISION": precision_at_k,
     "MAP": average_precision,
 }
 
 
 def evaluate(metric: str, scores, labels, query_offsets, k=None, **options):
-    """Dispatch by name (``"NDCG"``, ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"precision"``, ``"MAP"``)."""
+    """Dispatch by name (``"NDCG"``, ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"PFound"``,
+    ``"FilteredDCG"``, ``"precision"``, ``"MAP"``; case-insensitive)."""
     key = str(metric).upper()
     if key not in _BY_NAME:
         raise ValueError(f"unknown metric {metric!r}: expected one of {tuple(_BY_NAME)}")

@@ -13,8 +13,9 @@ Protocol shared by every objective object in this package::
 
 StochasticRank (Ustimenko & Prokhorenkova, ICML 2020)
 -----------------------------------------------------
-For one query with scores ``z`` and labels ``r`` the loss is ``L(z) = -M(z)`` for a cascade
-metric ``M`` (NDCG@k, DCG@k, ERR@k, MRR; see ``_cascade.py``), smoothed as
+For one query with scores ``z`` and labels ``r`` the loss is ``L(z) = -M(z)`` for a ranking
+metric ``M`` (the cascades NDCG@k, DCG@k, ERR@k, MRR, PFound, FilteredDCG, and Precision@k,
+MAP@k; see ``_cascade.py``), smoothed as
 
     L_s(z) = E L(z + s * eps),   eps ~ N(-mu * r, I),
 
@@ -54,7 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cascade import CascadeSpec
+from ._cascade import CascadeSpec, with_virtual_documents
 from .groups import _check_choice, _check_float, _check_int, as_noise, validate_grouped
 from .kernels import threads_for
 from .kernels.ccs import (
@@ -94,8 +95,9 @@ def draw_noise(query_offsets, n_samples: int = 1, seed: int = 0, iteration: int 
 def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", top=None,
                              sigma=1.0, mu=0.0, nu=0.01, sfa=1.0, n_samples=1, seed=0,
                              iteration=0, estimator="ccs", conditioning="translation",
-                             gain="exp2", grade_max=None, threshold=0.0, smoothing="absolute",
-                             center=True, noise=None, window=DEFAULT_WINDOW):
+                             gain="exp2", grade_max=None, threshold=0.0, decay=0.85,
+                             smoothing="absolute", center=True, noise=None,
+                             window=DEFAULT_WINDOW):
     """Gradient of the smoothed loss ``E L(z + s eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
     The low-level estimator at one noise scale: its defaults are the paper's parametrisation
@@ -104,7 +106,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
 
     Args:
       scores, labels, query_offsets: grouped data.
-      metric, top, gain, grade_max, threshold: the metric (see ``_cascade.py``).
+      metric, top, gain, grade_max, threshold, decay: the metric (see ``_cascade.py``).
       sigma: noise scale (> 0; relative to the score spread with ``smoothing="relative"``).
       mu: relevance shift (>= 0; 0 = SR-R1soft).
       nu: score-spread floor (relative) / SFA norm regulariser (absolute), > 0.
@@ -113,7 +115,10 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
       n_samples: noise draws averaged (>= 1). seed, iteration: key the noise streams.
       estimator: ``"ccs"`` or ``"reinforce"`` (score function, for the paper's ablation).
       conditioning: CCS conditional law, ``"translation"`` (default) or ``"coordinate"``.
-      center: subtract each query's mean gradient (unbiased: the loss is translation invariant).
+        FilteredDCG always uses ``"coordinate"``: its loss is not translation invariant (the
+        virtual document sits at the fixed score 0), so the translation law does not apply.
+      center: subtract each query's mean gradient (unbiased: the loss is translation invariant;
+        ignored for FilteredDCG, whose loss is not).
       noise: optional explicit unit normals of shape ``(n_samples, n_docs)`` instead of the
         seeded streams (for tests and common random numbers).
       window: CCS breakpoint window in conditional standard deviations (``inf`` = none).
@@ -121,12 +126,13 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     Returns:
       float64 array: ``d L_sigma / d z`` (gradient of the loss; descent is ``-grad``).
     """
-    metric_spec = CascadeSpec.make(metric, top, gain, grade_max, threshold)
+    metric_spec = CascadeSpec.make(metric, top, gain, grade_max, threshold, decay)
     sigma = _check_float(sigma, "sigma", gt=0.0)
     mu = _check_float(mu, "mu", ge=0.0)
     nu = _check_float(nu, "nu", gt=0.0)
     sfa = _check_float(sfa, "sfa", ge=0.0)
     _check_choice(estimator, "estimator", ESTIMATORS)
+    _check_estimator_for(estimator, metric_spec)
     _check_choice(conditioning, "conditioning", CONDITIONINGS)
     _check_choice(smoothing, "smoothing", SMOOTHINGS)
     window = float(window)
@@ -136,7 +142,15 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     return _estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
                      estimator=estimator, conditioning=conditioning, smoothing=smoothing,
-                     center=center, noise=noise, window=window)
+                     center=center, noise=noise, window=window, spec=metric_spec)
+
+
+def _check_estimator_for(estimator, spec):
+    """REINFORCE (an ablation baseline) is wired for the plain cascades only."""
+    if estimator == "reinforce" and (spec.is_counting or spec.needs_virtual_document):
+        raise ValueError(f"estimator='reinforce' is not available for metric {spec.metric!r}; "
+                         f"use estimator='ccs'")
+
 
 
 def _estimate(scores, labels, offs, prepared, **kwargs):
@@ -147,22 +161,31 @@ def _estimate(scores, labels, offs, prepared, **kwargs):
 
 def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed,
                       iteration, estimator, conditioning, smoothing="absolute", center=True,
-                      noise=None, window=DEFAULT_WINDOW):
+                      noise=None, window=DEFAULT_WINDOW, spec=None):
     gain_arr, cont, pos_weight, t, _, scale = prepared
+    counting = spec is not None and spec.is_counting
+    average = counting and spec.metric == "MAP"
+    virtual = spec is not None and spec.needs_virtual_document
+    translation_invariant = spec is None or spec.translation_invariant
     relative = smoothing == "relative"
     sigma = query_noise_scale(scores, offs, sigma, nu, relative)  # one noise scale per query
     if mu != 0.0:
         shifted = scores - mu * np.repeat(sigma, np.diff(offs)) * labels
     else:
         shifted = scores
-    translation = conditioning == "translation"
-    if noise is None:
+    # the translation law conditions on the others' deviations, valid only for invariant losses
+    translation = conditioning == "translation" and translation_invariant
+    if virtual and estimator == "ccs":
+        grad = _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, window,
+                             noise, n_samples, seed, iteration)
+    elif noise is None:
         n_samples = _check_int(n_samples, "n_samples", 1)
         seed = _check_int(seed, "seed", 0)
         iteration = _check_int(iteration, "iteration", 0)
         if estimator == "ccs":
             grad = ccs_gradient_seeded(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma,
-                                       translation, window, n_samples, seed, iteration)
+                                       translation, window, n_samples, seed, iteration,
+                                       counting, average, False)
         else:
             grad = reinforce_gradient_seeded(shifted, labels, gain_arr, cont, offs, scale,
                                              pos_weight, t, sigma, n_samples, seed, iteration)
@@ -170,12 +193,43 @@ def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_s
         noise = as_noise(noise, scores.shape[0])
         if estimator == "ccs":
             grad = ccs_gradient_from_noise(shifted, gain_arr, cont, noise, offs, scale, pos_weight,
-                                           t, sigma, translation, window)
+                                           t, sigma, translation, window, counting, average)
         else:
             grad = reinforce_gradient_from_noise(shifted, labels, gain_arr, cont, noise, offs,
                                                  scale, pos_weight, t, sigma)
-    center_and_accelerate(grad, scores, offs, bool(center), sfa, nu, relative)
+    center_and_accelerate(grad, scores, offs, bool(center), sfa, nu, relative,
+                          translation_invariant)
     return grad
+
+
+def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, window, noise,
+                  n_samples, seed, iteration):
+    """FilteredDCG through the cascade kernel: every query gets a virtual document at the fixed
+    score 0 (gain 0, continuation 0, no noise), so the documents below 0 contribute nothing and
+    0 is one more breakpoint of each document; coordinate conditioning (the loss is not
+    translation invariant). Returns the real documents' gradient."""
+    ext_offs, real = with_virtual_documents(offs)
+    n_ext = int(ext_offs[-1])
+    ext_shifted = np.zeros(n_ext)
+    ext_shifted[real] = shifted
+    ext_gain = np.zeros(n_ext)
+    ext_gain[real] = gain_arr
+    ext_cont = np.zeros(n_ext)
+    ext_cont[real] = cont
+    if noise is None:
+        n_samples = _check_int(n_samples, "n_samples", 1)
+        seed = _check_int(seed, "seed", 0)
+        iteration = _check_int(iteration, "iteration", 0)
+        grad = ccs_gradient_seeded(ext_shifted, ext_gain, ext_cont, ext_offs, scale, pos_weight,
+                                   t, sigma, False, window, n_samples, seed, iteration, False,
+                                   False, True)
+    else:
+        noise = as_noise(noise, real.shape[0])
+        ext_noise = np.zeros((noise.shape[0], n_ext))
+        ext_noise[:, real] = noise
+        grad = ccs_gradient_from_noise(ext_shifted, ext_gain, ext_cont, ext_noise, ext_offs, scale,
+                                       pos_weight, t, sigma, False, window, False, False)
+    return grad[real]
 
 
 # Largest relevance shift, in noise standard deviations, between two documents of one query.
@@ -260,8 +314,14 @@ class StochasticRank(ObjectiveParams):
     True
 
     Args:
-      metric: ``"NDCG"`` (default), ``"DCG"``, ``"ERR"`` or ``"MRR"``.
-      top: cutoff k (``None`` = whole list).
+      metric: ``"NDCG"`` (default), ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"PFound"``,
+        ``"FilteredDCG"``, ``"Precision"`` or ``"MAP"`` (case-insensitive; see ``_cascade.py``).
+        PFound and FilteredDCG follow CatBoost's definitions: PFound's labels are probabilities
+        in [0, 1]; FilteredDCG drops the documents scored below 0 (a virtual document at 0),
+        uses the Position denominator ``1/(p+1)``, is not centred, and its radial correction
+        uses the scores themselves (see ``kernels.ccs.center_and_accelerate``). Precision and
+        MAP count ``label > threshold`` as relevant; MAP@k divides by all relevant documents.
+      top: cutoff k (``None`` = whole list; required for Precision).
       sigma: smoothing noise scale, > 0 -- relative to each query's score spread with
         ``smoothing="relative"`` (default 0.3; useful range 0.1-1), in score units with
         ``"absolute"``. The initial value when annealed.
@@ -279,7 +339,9 @@ class StochasticRank(ObjectiveParams):
       conditioning: ``"translation"`` (Rao-Blackwellised, default) or ``"coordinate"``.
       gain: NDCG/DCG gain, ``"exp2"`` (``2^r - 1``) or ``"linear"`` (``r``, CatBoost's default).
       grade_max: ERR grade mapping ``(2^r - 1) / 2^grade_max``; ``None`` = labels are probabilities.
-      threshold: MRR relevance, ``label > threshold``.
+      threshold: MRR / Precision / MAP relevance, ``label > threshold``.
+      decay: PFound's probability of looking on past a non-relevant document, in [0, 1]
+        (default 0.85, CatBoost's).
       hessian: ``"constant"`` -- 1 per document. The estimator has no second derivative;
         a unit hessian makes a Newton leaf ``sum(-grad) / (count + l2)``, which is CatBoost's
         native StochasticRank step (gradient leaf estimation, unit weights).
@@ -290,12 +352,12 @@ class StochasticRank(ObjectiveParams):
 
     _param_names = ("metric", "top", "sigma", "mu", "nu", "sfa", "n_samples", "seed", "estimator",
                     "conditioning", "gain", "grade_max", "threshold", "hessian", "smoothing",
-                    "sigma_min", "anneal_half_life")
+                    "sigma_min", "anneal_half_life", "decay")
 
     def __init__(self, metric="NDCG", top=None, sigma=0.3, mu=0.0, nu=1.0, sfa=1.0, n_samples=1,
                  seed=0, estimator="ccs", conditioning="translation", gain="exp2", grade_max=None,
                  threshold=0.0, hessian="constant", smoothing="relative", sigma_min=0.1,
-                 anneal_half_life=100.0):
+                 anneal_half_life=100.0, decay=0.85):
         self.metric = metric
         self.top = top
         self.sigma = sigma
@@ -313,6 +375,7 @@ class StochasticRank(ObjectiveParams):
         self.smoothing = smoothing
         self.sigma_min = sigma_min
         self.anneal_half_life = anneal_half_life
+        self.decay = decay
         self._validated()
         self._cache_key = None
         self._cache_value = None
@@ -329,11 +392,12 @@ class StochasticRank(ObjectiveParams):
 
     def _validated(self) -> dict:
         """Check every parameter; return the normalised keyword set for the estimator."""
-        spec = CascadeSpec.make(self.metric, self.top, self.gain, self.grade_max, self.threshold)
+        spec = self.metric_spec
         _check_choice(self.hessian, "hessian", HESSIANS)
+        _check_estimator_for(self.estimator, spec)
         return dict(
             metric=spec.metric, top=spec.top, gain=spec.gain, grade_max=spec.grade_max,
-            threshold=spec.threshold,
+            threshold=spec.threshold, decay=spec.decay,
             sigma=_check_float(self.sigma, "sigma", gt=0.0),
             mu=_check_float(self.mu, "mu", ge=0.0),
             nu=_check_float(self.nu, "nu", gt=0.0),
@@ -361,7 +425,8 @@ class StochasticRank(ObjectiveParams):
 
     @property
     def metric_spec(self) -> CascadeSpec:
-        return CascadeSpec.make(self.metric, self.top, self.gain, self.grade_max, self.threshold)
+        return CascadeSpec.make(self.metric, self.top, self.gain, self.grade_max, self.threshold,
+                                self.decay)
 
     def _prepared(self, labels, offs):
         # Gains and IDCG depend only on (labels, offsets), which a booster passes unchanged
@@ -379,7 +444,7 @@ class StochasticRank(ObjectiveParams):
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)`` of the smoothed loss at ``scores`` (see the module protocol)."""
         kwargs = self._validated()
-        for name in ("metric", "top", "gain", "grade_max", "threshold", "sigma_min",
+        for name in ("metric", "top", "gain", "grade_max", "threshold", "decay", "sigma_min",
                      "anneal_half_life"):
             del kwargs[name]
         iteration = _check_int(iteration, "iteration", 0)
@@ -387,15 +452,15 @@ class StochasticRank(ObjectiveParams):
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
         check_shift(kwargs["mu"], labels)
         grad = _estimate(scores, labels, offs, self._prepared(labels, offs), iteration=iteration,
-                         **kwargs)
+                         spec=self.metric_spec, **kwargs)
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets) -> float:
         """The discrete loss ``-mean_q M_q`` with worst-permutation ties (what SR-R1 targets)."""
         from .metrics import evaluate
 
+        from .metrics import metric_options
+
         spec = self.metric_spec
-        options = {"gain": spec.gain} if spec.metric in ("NDCG", "DCG") else \
-            {"grade_max": spec.grade_max} if spec.metric == "ERR" else {"threshold": spec.threshold}
         return -evaluate(spec.metric, scores, labels, query_offsets, spec.top, ties="worst",
-                         **options)
+                         **metric_options(spec))

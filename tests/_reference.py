@@ -84,6 +84,26 @@ def rr_list(ordered, k=None, threshold=0.0):
     return 0.0
 
 
+def pfound_list(ordered, k=None, decay=0.85):
+    total, look = 0.0, 1.0
+    for p in range(_cut(k, len(ordered))):
+        r = float(ordered[p])
+        total += look * r
+        look *= (1.0 - r) * decay
+    return total
+
+
+def filtered_dcg_list(ordered_scores, ordered, k=None, gain="exp2"):
+    """Position-discounted DCG of the documents (in the given order) scored above 0."""
+    total, position = 0.0, 0
+    for s, r in zip(ordered_scores, ordered):
+        if s > 0.0 and (k is None or position < k):
+            g = (2.0 ** float(r) - 1.0) if gain == "exp2" else float(r)
+            total += g / (position + 1)
+            position += 1
+    return total
+
+
 def precision_list(ordered, k, threshold=0.0):
     hits = sum(1 for p in range(min(k, len(ordered))) if ordered[p] > threshold)
     return hits / k
@@ -102,7 +122,7 @@ def ap_list(ordered, k=None, threshold=0.0, empty=1.0):
 
 
 def metric_list(metric, ordered, k=None, *, gain="exp2", grade_max=None, threshold=0.0,
-                empty=None):
+                empty=None, decay=0.85):
     """Metric of one ordered label list. ``empty``: value when nothing is relevant (NDCG/MAP)."""
     metric = metric.upper()
     if metric == "DCG":
@@ -113,6 +133,8 @@ def metric_list(metric, ordered, k=None, *, gain="exp2", grade_max=None, thresho
         return err_list(ordered, k, grade_max)
     if metric == "MRR":
         return rr_list(ordered, k, threshold)
+    if metric == "PFOUND":
+        return pfound_list(ordered, k, decay)
     if metric == "PRECISION":
         return precision_list(ordered, k, threshold)
     if metric == "MAP":
@@ -177,10 +199,12 @@ def grouped_metric(metric, scores, labels, offs, k=None, ties="worst", **opts):
 
 
 def metric_batch(metric, lists, k=None, *, gain="exp2", grade_max=None, threshold=0.0,
-                 ideal=None):
+                 ideal=None, decay=0.85):
     """Metric of each ordered list along the last axis, from scratch.
 
     ``ideal``: IDCG for NDCG (the caller computes it once; 0 is returned where it is 0).
+    FILTEREDDCG: a NaN label marks the virtual document at score 0; only the documents before
+    it count.
     """
     lists = np.asarray(lists, dtype=np.float64)
     n = lists.shape[-1]
@@ -203,6 +227,24 @@ def metric_batch(metric, lists, k=None, *, gain="exp2", grade_max=None, threshol
         first = np.argmax(rel, axis=-1)
         ok = rel.any(axis=-1) & (first < _cut(k, n))
         return np.where(ok, 1.0 / (first + 1.0), 0.0)
+    if metric == "PFOUND":
+        look = np.cumprod((1.0 - lists) * decay, axis=-1)
+        before = np.concatenate([np.ones_like(look[..., :1]), look[..., :-1]], axis=-1)
+        return (lists * before * inside).sum(axis=-1)
+    if metric == "FILTEREDDCG":
+        above_virtual = np.cumsum(np.isnan(lists), axis=-1) == 0
+        g = np.where(above_virtual, dcg_gain(np.nan_to_num(lists), gain), 0.0)
+        w = np.where(inside, 1.0 / (pos + 1.0), 0.0)
+        return (g * w).sum(axis=-1)
+    if metric == "PRECISION":
+        rel = (lists > threshold).astype(np.float64)
+        return (rel * inside).sum(axis=-1) / k
+    if metric == "MAP":
+        rel = (lists > threshold).astype(np.float64)
+        hits = np.cumsum(rel, axis=-1)
+        n_rel = rel.sum(axis=-1)
+        total = (rel * hits / (pos + 1.0) * inside).sum(axis=-1)
+        return np.where(n_rel > 0, total / np.maximum(n_rel, 1.0), 0.0)
     raise ValueError(metric)
 
 
@@ -222,7 +264,8 @@ def _normal_pdf(x, mean, sd):
 
 
 def ccs_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0,
-                  conditioning="translation", gain="exp2", grade_max=None, threshold=0.0):
+                  conditioning="translation", gain="exp2", grade_max=None, threshold=0.0,
+                  decay=0.85):
     """Raw (uncentred, no SFA) CCS estimate for one query, averaged over the noise rows.
 
     For each document i and noise row: the other documents sit at y_k = a_k + sigma e_k, i is
@@ -234,12 +277,14 @@ def ccs_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0,
     noise = np.atleast_2d(np.asarray(noise, dtype=np.float64))
     n = z.shape[0]
     grad = np.zeros(n)
+    if metric == "FILTEREDDCG":  # one document still crosses the virtual one at 0
+        return filtered_ccs_raw_query(z, r, noise, top=top, sigma=sigma, mu=mu, gain=gain)
     if n < 2:
         return grad
     ideal = query_ideal(metric, r, top, gain)
     if metric == "NDCG" and ideal == 0.0:
         return grad
-    opts = dict(gain=gain, grade_max=grade_max, threshold=threshold, ideal=ideal)
+    opts = dict(gain=gain, grade_max=grade_max, threshold=threshold, ideal=ideal, decay=decay)
     a = z - sigma * mu * r
     y = a[None, :] + sigma * noise  # (R, n)
     # slot template: list position j of "i inserted at slot p" -> index into [others..., i]
@@ -270,6 +315,30 @@ def ccs_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0,
     return grad
 
 
+def filtered_ccs_raw_query(z, r, noise, *, top=None, sigma=1.0, mu=0.0, gain="exp2"):
+    """Brute-force CCS for FilteredDCG: the others are the real documents at their noisy scores
+    plus a virtual document (label NaN) at the fixed score 0; document i is re-inserted at every
+    slot of that list, each list scored from scratch; coordinate conditioning N(a_i, sigma^2)
+    (the loss is not translation invariant). Works for one document too."""
+    n = z.shape[0]
+    grad = np.zeros(n)
+    a = z - sigma * mu * r
+    y = a[None, :] + sigma * noise
+    for i in range(n):
+        others = [k for k in range(n) if k != i]
+        for row in range(y.shape[0]):
+            y_o = np.concatenate([y[row, others], [0.0]])
+            r_o = np.concatenate([r[others], [np.nan]])
+            order = np.argsort(-y_o, kind="stable")
+            y_sorted, r_sorted = y_o[order], r_o[order]
+            lists = np.array([np.concatenate([r_sorted[:slot], [r[i]], r_sorted[slot:]])
+                              for slot in range(n + 1)])
+            loss = -metric_batch("FILTEREDDCG", lists, top, gain=gain)
+            jumps = loss[:-1] - loss[1:]
+            grad[i] += np.sum(jumps * _normal_pdf(y_sorted, a[i], sigma)) / y.shape[0]
+    return grad
+
+
 def reinforce_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0, gain="exp2",
                         grade_max=None, threshold=0.0):
     """mean_k (L(a + sigma e_k) - L(a)) e_k / sigma, L(a) with worst ties."""
@@ -291,9 +360,14 @@ def reinforce_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0
     return ((loss - base)[:, None] * noise).mean(axis=0) / sigma
 
 
-def center_sfa_query(g, z, *, center=True, sfa=1.0, nu=0.01):
+def center_sfa_query(g, z, *, center=True, sfa=1.0, nu=0.01, translation_invariant=True):
     g = np.array(g, dtype=np.float64)
     n = g.shape[0]
+    if not translation_invariant:  # FilteredDCG: no centring, radial direction z itself
+        z = np.asarray(z, dtype=np.float64)
+        if sfa > 0 and n > 0:
+            g = g - sfa * np.dot(g, z) / (np.linalg.norm(z) + nu) ** 2 * z
+        return g
     if n < 2:
         return np.zeros(n)
     if center:
@@ -309,8 +383,9 @@ def brute_gradient(scores, labels, offs, noise, *, estimator="ccs", center=True,
     """Full grouped brute-force gradient (loss convention) with centring and SFA."""
     out = np.zeros(len(scores))
     noise = np.atleast_2d(noise)
+    filtered = kw.get("metric") == "FILTEREDDCG"
     for lo, hi in zip(offs[:-1], offs[1:]):
-        if hi - lo < 2:
+        if hi - lo < (1 if filtered else 2):
             continue
         args = (scores[lo:hi], labels[lo:hi], noise[:, lo:hi])
         if estimator == "ccs":
@@ -318,7 +393,8 @@ def brute_gradient(scores, labels, offs, noise, *, estimator="ccs", center=True,
         else:
             kw2 = {k: v for k, v in kw.items() if k != "conditioning"}
             raw = reinforce_raw_query(*args, **kw2)
-        out[lo:hi] = center_sfa_query(raw, scores[lo:hi], center=center, sfa=sfa, nu=nu)
+        out[lo:hi] = center_sfa_query(raw, scores[lo:hi], center=center, sfa=sfa, nu=nu,
+                                      translation_invariant=not filtered)
     return out
 
 
@@ -371,7 +447,7 @@ def score_function_gradient(a, labels, sigma, metric, top=None, n=1_000_000, see
 
 def random_labels(rng, n, metric, *, grade_max=None, max_grade=4):
     """Labels valid for ``metric``: grades, or ERR probabilities including exact 0 and 1."""
-    if metric == "ERR" and grade_max is None:
+    if metric in ("ERR", "PFOUND") and grade_max is None:
         choices = np.array([0.0, 0.0, 0.25, 0.5, 0.75, 1.0, 0.1, 0.9])
         return rng.choice(choices, n)
     top = max_grade if grade_max is None else int(grade_max)

@@ -365,8 +365,19 @@ def default_eval_metric(objective) -> str:
         parts.append("type=" + ("Exp" if spec.gain == "exp2" else "Base"))
     elif metric == "MRR":
         parts.append(f"border={_format_number(float(spec.threshold))}")
+    elif metric == "PFOUND":
+        parts.append(f"decay={_format_number(float(spec.decay))}")
+        metric = "PFound"
+    elif metric == "FILTEREDDCG":
+        # CatBoost's FilteredDCG eval metric keeps the documents scored >= 0 in their *input*
+        # order (the scores only filter), which is not what the objective optimises
+        raise ValueError(
+            "CatBoost's FilteredDCG eval metric ranks the kept documents in input order, unlike "
+            "StochasticRank(metric='FilteredDCG'): pass eval_metric explicitly (e.g. "
+            "'FilteredDCG:type=Base;denominator=Position' to log CatBoost's own)")
     elif metric != "ERR":
-        raise ValueError(f"no CatBoost metric for {metric!r}: pass eval_metric explicitly")
+        raise ValueError(f"no CatBoost metric for {metric!r} with the same definition: pass "
+                         f"eval_metric explicitly")
     return metric + (":" + ";".join(parts) if parts else "")
 
 

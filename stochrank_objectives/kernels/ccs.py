@@ -41,6 +41,12 @@ Only slots ``t < top`` can jump, so top-k losses cost ``O(n log n + n k)``; for 
 losses the breakpoints further than ``window`` conditional standard deviations from the
 document's mean are skipped (each contributes below ``|J| phi(window) / s``; with the default
 ``window = 9`` that is ``1e-18 |J| / s`` per breakpoint), and the scan stops once ``P`` is 0.
+
+Precision@k and AP@k are not cascades, but their adjacent-swap jumps are O(1) from the prefix
+count of relevant documents: :func:`ccs_counting_query` (same protocol, same cost). PFound is a
+cascade (``w_p = decay^p``, ``d = 1 - r``); FilteredDCG is a cascade over the query plus a
+noise-free virtual document at score 0 with continuation 0 (``fixed_last`` in the seeded
+driver), see ``_cascade.py``.
 """
 
 import math
@@ -232,11 +238,120 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
         out[doc] -= coef * acc
 
 
+@njit(cache=True, fastmath=_FAST)
+def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale, sigma,
+                       translation, window, factor, out, work):
+    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for Precision@k or AP@k.
+
+    ``relevant`` is binary; ``work`` is scratch space of at least ``6 * n`` floats. The loss is
+    ``L = -scale * sum_{p<T} w_p rel_{s_p} c(H_{p-1})`` with the prefix count ``H_{p-1}`` of
+    relevant documents above position ``p`` and
+
+    * Precision@k (``average=False``): ``c = 1``, ``w_p = 1/k``, ``scale = 1``;
+    * AP@k (``average=True``): ``c(h) = h + 1`` (precision at ``p`` = ``(h + 1)/(p + 1)``),
+      ``w_p = 1/(p + 1)``, ``scale = 1/R`` (R = relevant documents of the query).
+
+    Swapping the moving document ``i`` with the other ``o`` at slots ``t, t + 1`` changes only
+    those two terms; with ``h`` the relevant others above slot ``t``, for both metrics
+
+        M(i above o) - M(i below o) = (rel_i - rel_o) c(h) (w_t - w_{t+1}),
+
+    (for AP: ``rel_i (h + rel_i)/(t+1) + rel_o (h + rel_i + rel_o)/(t+2)`` minus the same with
+    ``i`` and ``o`` exchanged, which for binary relevance reduces to the line above). In the
+    sampled order, a breakpoint at position ``u`` above ``i`` has ``t = u`` and ``h = H_u``
+    (relevant documents at positions ``< u``); below ``i`` it has ``t = u - 1`` and
+    ``h = H_u - rel_i``. The per-breakpoint coefficients for a relevant and an irrelevant moving
+    document are built once per sample, so the per-document sums are plain loops over the
+    ``min(top, n - 1) + 1`` breakpoints that can jump (windowed as in :func:`ccs_query`).
+    """
+    n = shifted.shape[0]
+    if n < 2 or scale == 0.0:
+        return
+    ys = work[:n]
+    rels = work[n:2 * n]
+    up_if_relevant = work[2 * n:3 * n]
+    up_if_irrelevant = work[3 * n:4 * n]
+    down_if_relevant = work[4 * n:5 * n]
+    down_if_irrelevant = work[5 * n:6 * n]
+    for i in range(n):
+        ys[i] = -(shifted[i] + sigma * noise[i])
+    order = np.argsort(ys)  # descending noisy scores (ties have probability zero)
+    for p in range(n):
+        doc = order[p]
+        ys[p] = shifted[doc] + sigma * noise[doc]
+        rels[p] = relevant[doc]
+    n_slots = min(top, n - 1)
+    count_above = 0.0  # relevant documents at positions < u
+    for u in range(n_slots + 1):
+        rel_u = rels[u]
+        if u < n_slots:
+            # the moving document sits below: h = count_above, c = h + 1 (AP) or 1
+            c = count_above + 1.0 if average else 1.0
+            dw = pos_weight[u] - pos_weight[u + 1]
+            up_if_relevant[u] = (1.0 - rel_u) * c * dw
+            up_if_irrelevant[u] = -rel_u * c * dw
+        if u > 0:
+            # the moving document is among the count_above: h = count_above - rel_i
+            dw = pos_weight[u - 1] - pos_weight[u]
+            down_if_relevant[u] = (1.0 - rel_u) * (count_above if average else 1.0) * dw
+            down_if_irrelevant[u] = -rel_u * (count_above + 1.0 if average else 1.0) * dw
+        count_above += rel_u
+
+    if translation:
+        s = sigma * math.sqrt(n / (n - 1.0))
+        noise_sum = 0.0
+        for i in range(n):
+            noise_sum += noise[i]
+    else:
+        s = sigma
+        noise_sum = 0.0
+    inv_s = 1.0 / s
+    coef = factor * scale * _INV_SQRT_2PI * inv_s
+    n_search = n_slots + 1
+    searchable = ys[:n_search]
+    for p in range(n):
+        doc = order[p]
+        if translation:
+            mean = shifted[doc] + sigma * (noise_sum - noise[doc]) / (n - 1.0)
+        else:
+            mean = shifted[doc]
+        if rels[p] > 0.0:
+            up = up_if_relevant
+            down = down_if_relevant
+        else:
+            up = up_if_irrelevant
+            down = down_if_irrelevant
+        high_value = mean + window * s
+        low_value = mean - window * s
+        start = 0 if ys[0] <= high_value else _first_not_above(searchable, high_value)
+        stop = n_search if ys[n_search - 1] >= low_value else _first_below(searchable, low_value)
+        acc = 0.0
+        for u in range(start, min(p, stop, n_slots)):
+            acc += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
+        for u in range(max(start, p + 1), stop):
+            acc += down[u] * gaussian_kernel((ys[u] - mean) * inv_s)
+        out[doc] -= coef * acc
+
+
+@njit(cache=True)
+def _ccs_sample(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation, window,
+                factor, counting, average, out, work):
+    """One CCS sample of one query with the kernel of the metric family."""
+    if counting:
+        ccs_counting_query(shifted, gain, noise, pos_weight, top, average, scale, sigma,
+                           translation, window, factor, out, work)
+    else:
+        ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation, window,
+                  factor, out, work)
+
+
 @njit(cache=True, parallel=True)
 def ccs_gradient_from_noise(shifted, gain, cont, noise, query_offsets, query_scale, pos_weight,
-                            top, query_sigma, translation, window):
+                            top, query_sigma, translation, window, counting=False, average=False):
     """CCS gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``);
-    query ``q`` is smoothed with noise scale ``query_sigma[q]``."""
+    query ``q`` is smoothed with noise scale ``query_sigma[q]``. ``counting``: Precision
+    (``average=False``) or AP (``average=True``) via :func:`ccs_counting_query`, else the
+    cascade kernel :func:`ccs_query`."""
     n_queries = query_offsets.shape[0] - 1
     n_samples = noise.shape[0]
     out = np.zeros(shifted.shape[0])
@@ -247,16 +362,22 @@ def ccs_gradient_from_noise(shifted, gain, cont, noise, query_offsets, query_sca
             continue
         work = np.empty(11 * (hi - lo) + 2)
         for k in range(n_samples):
-            ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], noise[k, lo:hi], pos_weight, top,
-                      query_scale[q], query_sigma[q], translation, window, 1.0 / n_samples,
-                      out[lo:hi], work)
+            _ccs_sample(shifted[lo:hi], gain[lo:hi], cont[lo:hi], noise[k, lo:hi], pos_weight,
+                        top, query_scale[q], query_sigma[q], translation, window,
+                        1.0 / n_samples, counting, average, out[lo:hi], work)
     return out
 
 
 @njit(cache=True, parallel=True)
 def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_weight, top,
-                        query_sigma, translation, window, n_samples, seed, iteration):
-    """CCS gradient with noise drawn from the (seed, iteration, query, sample) streams."""
+                        query_sigma, translation, window, n_samples, seed, iteration,
+                        counting=False, average=False, fixed_last=False):
+    """CCS gradient with noise drawn from the (seed, iteration, query, sample) streams.
+
+    ``fixed_last``: each query's last document is a fixed (noise-free) document -- FilteredDCG's
+    virtual document at score 0; the stream fills the real documents only, so their noise is
+    the same as without it (``draw_noise`` on the real queries).
+    """
     n_queries = query_offsets.shape[0] - 1
     out = np.zeros(shifted.shape[0])
     for q in prange(n_queries):
@@ -268,10 +389,14 @@ def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_wei
         work = np.empty(12 * n + 2)
         buf = work[11 * n + 2:]
         for k in range(n_samples):
-            fill_standard_normal(stream_key(seed, iteration, q, k), buf)
-            ccs_query(shifted[lo:hi], gain[lo:hi], cont[lo:hi], buf, pos_weight, top,
-                      query_scale[q], query_sigma[q], translation, window, 1.0 / n_samples,
-                      out[lo:hi], work)
+            if fixed_last:
+                fill_standard_normal(stream_key(seed, iteration, q, k), buf[:n - 1])
+                buf[n - 1] = 0.0
+            else:
+                fill_standard_normal(stream_key(seed, iteration, q, k), buf)
+            _ccs_sample(shifted[lo:hi], gain[lo:hi], cont[lo:hi], buf, pos_weight, top,
+                        query_scale[q], query_sigma[q], translation, window, 1.0 / n_samples,
+                        counting, average, out[lo:hi], work)
     return out
 
 
@@ -367,7 +492,8 @@ def query_noise_scale(scores, query_offsets, sigma, nu, relative):
 
 
 @njit(cache=True, parallel=True)
-def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative):
+def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative,
+                          translation_invariant=True):
     """In place: centre each query's gradient, then remove (part of) its radial component.
 
     With ``c = z - mean(z)`` the centred (unshifted) scores of a query of ``n`` documents:
@@ -386,12 +512,43 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
       ``s = sigma rho(z)`` into the exact gradient of ``E L(z + sigma rho(z) eps)``: the
       smoothed loss ``G(z, s)`` satisfies ``G(a z, a s) = G(z, s)``, hence
       ``dG/ds = -<z, g> / s``, and ``grad rho = c / (n rho)``.
+
+    ``translation_invariant=False`` (FilteredDCG: the loss depends on the scores, not only on
+    their differences): no centring (``center`` is ignored: the gradient need not sum to 0),
+    queries of one document keep their gradient, and the radial direction is ``z`` itself, the
+    direction of the remaining scale invariance: ``<g, z>`` replaces ``<g, c>`` above (relative:
+    the same derivation, now exact with ``<z, g>``), and absolute SFA projects out ``z``:
+    ``g <- g - sfa * <g, z> / (||z||_2 + nu)^2 * z``.
     """
     n_queries = query_offsets.shape[0] - 1
     for q in prange(n_queries):
         lo = query_offsets[q]
         hi = query_offsets[q + 1]
         n = hi - lo
+        if not translation_invariant:
+            if n == 0 or sfa == 0.0:
+                continue
+            zmean = 0.0
+            for i in range(lo, hi):
+                zmean += scores[i]
+            zmean /= n
+            dot = 0.0
+            cnorm2 = 0.0
+            znorm2 = 0.0
+            for i in range(lo, hi):
+                dot += grad[i] * scores[i]
+                cnorm2 += (scores[i] - zmean) * (scores[i] - zmean)
+                znorm2 += scores[i] * scores[i]
+            if relative:
+                k = sfa * dot / (cnorm2 + n * nu * nu)
+                for i in range(lo, hi):
+                    grad[i] -= k * (scores[i] - zmean)
+            else:
+                denom = math.sqrt(znorm2) + nu
+                k = sfa * dot / (denom * denom)
+                for i in range(lo, hi):
+                    grad[i] -= k * scores[i]
+            continue
         if n < 2:
             for i in range(lo, hi):
                 grad[i] = 0.0
