@@ -508,3 +508,33 @@ class Recorder:
     def grad_hess(self, scores, labels, query_offsets, iteration=0):
         self.iterations.append(iteration)
         return self.inner.grad_hess(scores, labels, query_offsets, iteration=iteration)
+
+
+def assert_matches_brute_force(scores, labels, offs, noise, tol=1e-10, **kw):
+    """The fast estimator equals :func:`brute_gradient` with the same noise to ``tol``;
+    returns both gradients ``(fast, brute)``."""
+    from stochrank_objectives import stochastic_rank_gradient
+
+    fast = stochastic_rank_gradient(scores, labels, offs, noise=noise, **kw)
+    ref = brute_gradient(scores, labels, offs, noise, **kw)
+    assert fast.shape == ref.shape
+    assert np.all(np.isfinite(fast))
+    err = np.max(np.abs(fast - ref), initial=0.0)
+    scale = np.max(np.abs(ref), initial=0.0)
+    assert err <= tol, f"max |fast - brute| = {err:.3g} (scale {scale:.3g}) for {kw}"
+    return fast, ref
+
+
+def on_one_and_two_threads(fn):
+    """``(fn() on 1 numba thread, fn() on 2)``, restoring the thread count."""
+    import numba
+
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = fn()
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = fn()
+    finally:
+        numba.set_num_threads(old)
+    return one, two

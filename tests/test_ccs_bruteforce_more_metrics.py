@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import zlib
 
-import numba
 import numpy as np
 import pytest
-from _reference import brute_gradient, random_query_set
+from _reference import assert_matches_brute_force, on_one_and_two_threads, random_query_set
 
 from stochrank_objectives import StochasticRank, draw_noise, stochastic_rank_gradient
 
@@ -37,13 +36,7 @@ CONFIGS = [
 
 
 def _compare(scores, labels, offs, noise, **kw):
-    fast = stochastic_rank_gradient(scores, labels, offs, noise=noise, **kw)
-    ref = brute_gradient(scores, labels, offs, noise, **kw)
-    assert fast.shape == ref.shape
-    assert np.all(np.isfinite(fast))
-    err = np.max(np.abs(fast - ref), initial=0.0)
-    assert err <= TOL, f"max |fast - brute| = {err:.3g} (scale {np.max(np.abs(ref)):.3g}) for {kw}"
-    return fast
+    return assert_matches_brute_force(scores, labels, offs, noise, TOL, **kw)[0]
 
 
 @pytest.mark.parametrize("conditioning", ["translation", "coordinate"])
@@ -151,14 +144,7 @@ def test_thread_count_does_not_change_output(metric, top):
     sizes = rng.integers(0, 30, 300)
     scores, labels, offs = random_query_set(rng, sizes, metric.upper(), tie_levels=4)
     kw = dict(metric=metric, top=top, n_samples=2, seed=3, iteration=2)
-    old = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = stochastic_rank_gradient(scores, labels, offs, **kw)
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        two = stochastic_rank_gradient(scores, labels, offs, **kw)
-    finally:
-        numba.set_num_threads(old)
+    one, two = on_one_and_two_threads(lambda: stochastic_rank_gradient(scores, labels, offs, **kw))
     assert np.array_equal(one, two)
 
 

@@ -128,6 +128,54 @@ def gaussian_kernel(x):
     return e * e
 
 
+@njit(cache=True, inline="always")
+def _sort_noisy_scores(shifted, noise, sigma, ys):
+    """Fill ``ys`` with the noisy scores ``shifted + sigma * noise`` in descending order and
+    return that order (ties have probability zero)."""
+    n = shifted.shape[0]
+    for i in range(n):
+        ys[i] = -(shifted[i] + sigma * noise[i])
+    order = np.argsort(ys)
+    for p in range(n):
+        doc = order[p]
+        ys[p] = shifted[doc] + sigma * noise[doc]
+    return order
+
+
+@njit(cache=True, inline="always")
+def _conditional_law(noise, sigma, translation):
+    """``(s, noise_sum)``: the conditional standard deviation of a moving document's score and
+    the query's noise sum (for its conditional mean, :func:`_conditional_mean`)."""
+    n = noise.shape[0]
+    noise_sum = 0.0
+    if not translation:
+        return sigma, noise_sum
+    for i in range(n):
+        noise_sum += noise[i]
+    return sigma * math.sqrt(n / (n - 1.0)), noise_sum
+
+
+@njit(cache=True, inline="always")
+def _conditional_mean(shifted_doc, noise_doc, noise_sum, n, sigma, translation):
+    """Mean of the moving document's score given the others (module docstring, CCS)."""
+    if translation:
+        return shifted_doc + sigma * (noise_sum - noise_doc) / (n - 1.0)
+    return shifted_doc
+
+
+@njit(cache=True, inline="always")
+def _breakpoint_window(searchable, mean, half_width):
+    """``(start, stop)``: the breakpoints of ``searchable`` (descending) within ``half_width``
+    of ``mean``; the others contribute below ``phi(window)`` each."""
+    n_search = searchable.shape[0]
+    high_value = mean + half_width
+    low_value = mean - half_width
+    start = 0 if searchable[0] <= high_value else _first_not_above(searchable, high_value)
+    stop = n_search if searchable[n_search - 1] >= low_value else _first_below(searchable,
+                                                                                low_value)
+    return start, stop
+
+
 @njit(cache=True, fastmath=_FAST)
 def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation,
               window, factor, out, work):
@@ -155,12 +203,9 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
     down_a = work[8 * n + 2:9 * n + 2]
     down_b = work[9 * n + 2:10 * n + 2]
     down_c = work[10 * n + 2:11 * n + 2]
-    for i in range(n):
-        ys[i] = -(shifted[i] + sigma * noise[i])
-    order = np.argsort(ys)  # descending noisy scores (ties have probability zero)
+    order = _sort_noisy_scores(shifted, noise, sigma, ys)
     for p in range(n):
         doc = order[p]
-        ys[p] = shifted[doc] + sigma * noise[doc]
         gs[p] = gain[doc]
         ds[p] = cont[doc]
     prefix[0] = 1.0
@@ -185,14 +230,7 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
             down_b[u] = pg * pos_weight[u - 1]
             down_c[u] = pg * pos_weight[u]
 
-    if translation:
-        s = sigma * math.sqrt(n / (n - 1.0))
-        noise_sum = 0.0
-        for i in range(n):
-            noise_sum += noise[i]
-    else:
-        s = sigma
-        noise_sum = 0.0
+    s, noise_sum = _conditional_law(noise, sigma, translation)
     inv_s = 1.0 / s
     coef = factor * scale * _INV_SQRT_2PI * inv_s
     # Only breakpoints at positions u <= n_slots can jump, and none beyond a zero continuation.
@@ -203,16 +241,10 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
 
     for p in range(n):
         doc = order[p]
-        if translation:
-            mean = shifted[doc] + sigma * (noise_sum - noise[doc]) / (n - 1.0)
-        else:
-            mean = shifted[doc]
+        mean = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
         gi = gs[p]
         di = ds[p]
-        high_value = mean + window * s
-        low_value = mean - window * s
-        start = 0 if ys[0] <= high_value else _first_not_above(searchable, high_value)
-        stop = n_search if ys[n_search - 1] >= low_value else _first_below(searchable, low_value)
+        start, stop = _breakpoint_window(searchable, mean, window * s)
         acc = 0.0
         for u in range(start, min(p, stop, up_end)):
             x = (ys[u] - mean) * inv_s
@@ -273,13 +305,9 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
     up_if_irrelevant = work[3 * n:4 * n]
     down_if_relevant = work[4 * n:5 * n]
     down_if_irrelevant = work[5 * n:6 * n]
-    for i in range(n):
-        ys[i] = -(shifted[i] + sigma * noise[i])
-    order = np.argsort(ys)  # descending noisy scores (ties have probability zero)
+    order = _sort_noisy_scores(shifted, noise, sigma, ys)
     for p in range(n):
-        doc = order[p]
-        ys[p] = shifted[doc] + sigma * noise[doc]
-        rels[p] = relevant[doc]
+        rels[p] = relevant[order[p]]
     n_slots = min(top, n - 1)
     count_above = 0.0  # relevant documents at positions < u
     for u in range(n_slots + 1):
@@ -297,34 +325,21 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
             down_if_irrelevant[u] = -rel_u * (count_above + 1.0 if average else 1.0) * dw
         count_above += rel_u
 
-    if translation:
-        s = sigma * math.sqrt(n / (n - 1.0))
-        noise_sum = 0.0
-        for i in range(n):
-            noise_sum += noise[i]
-    else:
-        s = sigma
-        noise_sum = 0.0
+    s, noise_sum = _conditional_law(noise, sigma, translation)
     inv_s = 1.0 / s
     coef = factor * scale * _INV_SQRT_2PI * inv_s
     n_search = n_slots + 1
     searchable = ys[:n_search]
     for p in range(n):
         doc = order[p]
-        if translation:
-            mean = shifted[doc] + sigma * (noise_sum - noise[doc]) / (n - 1.0)
-        else:
-            mean = shifted[doc]
+        mean = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
         if rels[p] > 0.0:
             up = up_if_relevant
             down = down_if_relevant
         else:
             up = up_if_irrelevant
             down = down_if_irrelevant
-        high_value = mean + window * s
-        low_value = mean - window * s
-        start = 0 if ys[0] <= high_value else _first_not_above(searchable, high_value)
-        stop = n_search if ys[n_search - 1] >= low_value else _first_below(searchable, low_value)
+        start, stop = _breakpoint_window(searchable, mean, window * s)
         acc = 0.0
         for u in range(start, min(p, stop, n_slots)):
             acc += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
