@@ -66,3 +66,33 @@ def test_lightgbm_finalize_of_a_kept_booster_truncated_in_place():
     np.testing.assert_allclose(kept.predict(X, raw_score=True),
                                obj.sglb.final_scale(3) * raw, rtol=1e-12, atol=1e-15)
 
+
+
+# -- 3. seeds beyond the noise kernels' int64 range: a ValueError naming the field ---------------
+SEED_MAX = 2 ** 63 - 1
+
+
+@pytest.mark.parametrize("seed", [2 ** 63, 2 ** 64 - 1, 2 ** 64])
+def test_seed_out_of_range_names_the_field(seed):
+    from stochrank_objectives import draw_noise, stochastic_rank_gradient
+    from stochrank_objectives.baselines import Gumbel, StochasticRankDCGRR
+
+    message = r"seed must be in \[0, 2\*\*63 - 1\] \(<= 9223372036854775807\)"
+    with pytest.raises(ValueError, match=message):
+        StochasticRank(seed=seed)
+    for make in (lambda: Gumbel(StochasticRank(), seed=seed),
+                 lambda: StochasticRankDCGRR(seed=seed)):
+        with pytest.raises(ValueError, match="seed must be in"):
+            make()
+    offs = np.array([0, 3, 6])
+    with pytest.raises(ValueError, match="seed must be in"):
+        draw_noise(offs, 1, seed)
+    with pytest.raises(ValueError, match="seed must be in"):
+        stochastic_rank_gradient(np.zeros(6), np.arange(6.0) % 3, offs, seed=seed)
+
+
+def test_largest_seed_still_works():
+    offs = np.array([0, 3, 6])
+    g, _ = StochasticRank(seed=SEED_MAX).grad_hess(np.linspace(0, 1, 6), np.arange(6.0) % 3,
+                                                   offs, 0)
+    assert np.all(np.isfinite(g))
