@@ -96,3 +96,24 @@ def test_largest_seed_still_works():
     g, _ = StochasticRank(seed=SEED_MAX).grad_hess(np.linspace(0, 1, 6), np.arange(6.0) % 3,
                                                    offs, 0)
     assert np.all(np.isfinite(g))
+
+
+# -- 4. precision_at_k defaults k=None like every other metric ----------------------------------
+def test_precision_at_k_defaults_to_the_whole_list():
+    from stochrank_objectives import metrics as M
+
+    scores = np.array([3.0, 2.0, 1.0, 0.5, 2.0, 1.0, 0.0])
+    labels = np.array([1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0])
+    offs = np.array([0, 4, 4, 7])  # an empty query in the middle: never part of the mean
+    expected = np.array([2 / 4, np.nan, 1 / 3])
+    np.testing.assert_allclose(M.precision_at_k(scores, labels, offs, per_query=True), expected)
+    assert M.precision_at_k(scores, labels, offs) == pytest.approx((2 / 4 + 1 / 3) / 2)
+    assert M.precision_at_k(scores, labels, offs, None, threshold=1.0) == pytest.approx(1 / 8)
+    assert M.evaluate("precision", scores, labels, offs) == M.precision_at_k(scores, labels, offs)
+    # a cutoff divides by k even for a shorter query, k=None by the query's length
+    np.testing.assert_allclose(M.precision_at_k(scores, labels, offs, 4, per_query=True),
+                               [2 / 4, np.nan, 1 / 4])  # trec_eval's P_k
+    # with k given nothing changed
+    assert M.precision_at_k(scores, labels, offs, 2) == pytest.approx((1 / 2 + 0.0) / 2)
+    with pytest.raises(TypeError, match="k"):
+        M.precision_at_k(scores, labels, offs, 1.5)
