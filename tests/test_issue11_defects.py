@@ -117,3 +117,32 @@ def test_precision_at_k_defaults_to_the_whole_list():
     assert M.precision_at_k(scores, labels, offs, 2) == pytest.approx((1 / 2 + 0.0) / 2)
     with pytest.raises(TypeError, match="k"):
         M.precision_at_k(scores, labels, offs, 1.5)
+
+
+# -- 5. top-level API: baselines and metrics, without importing any booster --------------------
+TOP_LEVEL = ["LambdaMART", "LambdaLoss", "SoftRank", "Gumbel", "ApproxNDCG", "SmoothNDCG",
+             "ListNet", "StochasticRankDCGRR", "e_lambda_mart", "ndcg_at_k", "dcg_at_k",
+             "err_at_k", "mrr", "precision_at_k", "average_precision", "pfound", "filtered_dcg"]
+
+
+def test_top_level_exports_baselines_and_metrics_without_boosters():
+    code = (
+        "import sys\n"
+        "import stochrank_objectives as sro\n"
+        f"from stochrank_objectives import {', '.join(TOP_LEVEL)}\n"
+        "from stochrank_objectives import baselines, metrics\n"
+        f"names = {TOP_LEVEL!r}\n"
+        "assert all(n in sro.__all__ for n in names), set(names) - set(sro.__all__)\n"
+        "for n in names:\n"
+        "    assert getattr(sro, n) is getattr(baselines if n[0].isupper() or n == "
+        "'e_lambda_mart' else metrics, n), n\n"
+        "loaded = [m for m in ('lightgbm', 'xgboost', 'catboost') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    import os
+
+    import stochrank_objectives
+
+    root = os.path.dirname(os.path.dirname(stochrank_objectives.__file__))  # this checkout
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300, env=env)
