@@ -146,3 +146,39 @@ def test_top_level_exports_baselines_and_metrics_without_boosters():
     root = os.path.dirname(os.path.dirname(stochrank_objectives.__file__))  # this checkout
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300, env=env)
+
+
+# -- 6./7. XGBoost ranker: DataFrame in, ndarray at predict; feature_importances_ -----------------
+def _xgb_ranker(**kwargs):
+    pytest.importorskip("xgboost")
+    from stochrank_objectives.adapters.xgboost import StochasticXGBRanker
+
+    return StochasticXGBRanker(StochasticRank(top=5, seed=1), n_estimators=5, max_depth=3,
+                               n_jobs=1, **kwargs)
+
+
+def test_xgboost_ranker_fitted_on_a_dataframe_predicts_an_ndarray():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    ranker = _xgb_ranker().fit(frame, Y, qid=QID)
+    expected = ranker.predict(frame)
+    np.testing.assert_array_equal(ranker.predict(X), expected)  # as XGBRanker accepts it
+    with pytest.raises(ValueError, match="features"):
+        ranker.predict(X[:, :3])
+    with pytest.raises(ValueError, match="feature_names mismatch"):  # names still checked
+        ranker.predict(frame.rename(columns={"a": "z"}))
+
+
+def test_xgboost_ranker_feature_importances():
+    xgb = pytest.importorskip("xgboost")
+    ranker = _xgb_ranker().fit(X, Y, qid=QID)
+    imp = ranker.feature_importances_
+    assert imp.shape == (ranker.n_features_in_,) == (4,)
+    assert imp.sum() == pytest.approx(1.0) and np.all(imp >= 0)
+    # XGBRanker's default: normalised "gain"
+    gain = ranker.booster_.get_score(importance_type="gain")
+    raw = np.array([gain.get(f"f{i}", 0.0) for i in range(4)], dtype=np.float32)
+    np.testing.assert_allclose(imp, raw / raw.sum(), rtol=1e-6)
+    assert xgb.XGBRanker().importance_type is None  # None means "gain" for tree models
+    with pytest.raises(AttributeError, match="not fitted"):
+        _xgb_ranker().feature_importances_
