@@ -1,8 +1,32 @@
 """stochrank_objectives: optimise NDCG@k, ERR@k and MRR directly inside CatBoost, LightGBM
 and XGBoost with StochasticRank (Ustimenko & Prokhorenkova, ICML 2020) and its baselines.
+
+The objectives, the baselines and the metric functions are importable from here; the booster
+adapters live in :mod:`stochrank_objectives.adapters` (importing this package imports no booster).
 """
 
+from .baselines import (
+    ApproxNDCG,
+    Gumbel,
+    LambdaLoss,
+    LambdaMART,
+    ListNet,
+    SmoothNDCG,
+    SoftRank,
+    StochasticRankDCGRR,
+    e_lambda_mart,
+)
 from .groups import query_offsets_from_qid, query_offsets_from_sizes
+from .metrics import (
+    average_precision,
+    dcg_at_k,
+    err_at_k,
+    filtered_dcg,
+    mrr,
+    ndcg_at_k,
+    pfound,
+    precision_at_k,
+)
 from .objectives import StochasticRank, draw_noise, stochastic_rank_gradient
 from .sglb import SGLB
 
@@ -15,5 +39,24 @@ __all__ = [
     "draw_noise",
     "query_offsets_from_sizes",
     "query_offsets_from_qid",
+    # baselines
+    "LambdaMART",
+    "LambdaLoss",
+    "SoftRank",
+    "Gumbel",
+    "e_lambda_mart",
+    "ApproxNDCG",
+    "SmoothNDCG",
+    "ListNet",
+    "StochasticRankDCGRR",
+    # metrics
+    "ndcg_at_k",
+    "dcg_at_k",
+    "err_at_k",
+    "mrr",
+    "pfound",
+    "filtered_dcg",
+    "precision_at_k",
+    "average_precision",
     "__version__",
 ]

@@ -49,7 +49,8 @@ import functools
 import numpy as np
 
 from ._cascade import CascadeSpec
-from .groups import _check_choice, _check_float, _check_int, as_noise, validate_grouped
+from .groups import (_check_choice, _check_float, _check_int, _check_seed, as_noise,
+                     validate_grouped)
 from .kernels import baselines as _k
 from .objectives import ObjectiveParams, StochasticRank
 
@@ -511,7 +512,7 @@ class Gumbel(ObjectiveParams):
                             f"iteration) method, got {type(self.objective).__name__}")
         return dict(beta=_check_float(self.beta, "beta", gt=0.0),
                     n_samples=_check_int(self.n_samples, "n_samples", 1),
-                    seed=_check_int(self.seed, "seed", 0))
+                    seed=_check_seed(self.seed))
 
     def noise(self, query_offsets, iteration: int = 0) -> np.ndarray:
         """The Gumbel(0, beta) perturbations, shape ``(n_samples, n_docs)``."""
@@ -782,7 +783,7 @@ class StochasticRankDCGRR(ObjectiveParams):
     def _validated(self):
         return dict(sigma=_check_float(self.sigma, "sigma", gt=0.0),
                     n_samples=_check_int(self.n_samples, "n_samples", 1),
-                    seed=_check_int(self.seed, "seed", 0))
+                    seed=_check_seed(self.seed))
 
     def gradient(self, scores, labels, query_offsets, iteration: int = 0, noise=None):
         """The CCS estimate; ``noise``: optional unit normals ``(n_samples, n_docs)`` to use

@@ -159,6 +159,17 @@ def _check_int(value, name: str, minimum: int, allow_none: bool = False):
     return int(value)
 
 
+SEED_MAX = 2 ** 63 - 1  # the noise kernels key their streams with a signed 64-bit seed
+
+
+def _check_seed(value, name: str = "seed") -> int:
+    """A noise seed: an integer in ``[0, 2**63 - 1]`` (numba passes it as int64)."""
+    value = _check_int(value, name, 0)
+    if value > SEED_MAX:
+        raise ValueError(f"{name} must be in [0, 2**63 - 1] (<= {SEED_MAX}), got {value}")
+    return value
+
+
 def _check_float(value, name: str, *, gt=None, ge=None):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")

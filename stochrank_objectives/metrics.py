@@ -256,10 +256,11 @@ def filtered_dcg(scores, labels, query_offsets, k=None, *, gain="exp2", order="s
     return _finish(raw, ideal > 0.0, no_relevant, "zero", per_query, offs)
 
 
-def precision_at_k(scores, labels, query_offsets, k, *, threshold=0.0, ties="worst",
+def precision_at_k(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst",
                    no_relevant=None, per_query=False):
     """Fraction of relevant documents (``label > threshold``) among the top ``k``; divides by ``k``
-    even when a query has fewer documents (trec_eval's ``P_k``).
+    even when a query has fewer documents (trec_eval's ``P_k``). ``k=None``: the whole list,
+    i.e. the fraction of the query's documents that are relevant (independent of the scores).
 
     >>> import numpy as np
     >>> precision_at_k(np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.0, 1.0]), [0, 3], 2)
@@ -268,12 +269,16 @@ def precision_at_k(scores, labels, query_offsets, k, *, threshold=0.0, ties="wor
     Returns:
       Mean precision@k over queries, or per-query values.
     """
-    k = _check_int(k, "k", 1)
+    k = _check_int(k, "k", 1, allow_none=True)
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     tie = _tie_code(ties, True, "precision")
     spec = CascadeSpec.make("MRR", top=k, threshold=threshold)
     relevant, _ = spec.gain_and_continuation(labels)
     sizes = np.diff(offs)
+    if k is None:
+        n_relevant = _per_query_sum(relevant, offs)
+        raw = n_relevant / np.maximum(sizes, 1)  # empty queries become NaN in _finish
+        return _finish(raw, n_relevant > 0.0, no_relevant, "zero", per_query, offs)
     max_n = int(sizes.max()) if sizes.size else 0
     weights = np.zeros(max_n + 2)
     weights[: min(k, max_n)] = 1.0 / k

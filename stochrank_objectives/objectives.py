@@ -56,7 +56,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._cascade import CascadeSpec, with_virtual_documents
-from .groups import _check_choice, _check_float, _check_int, as_noise, validate_grouped
+from .groups import (_check_choice, _check_float, _check_int, _check_seed, as_noise,
+                     validate_grouped)
 from .kernels import threads_for
 from .kernels.ccs import (
     DEFAULT_WINDOW,
@@ -87,7 +88,7 @@ def draw_noise(query_offsets, n_samples: int = 1, seed: int = 0, iteration: int 
     """
     offs = np.ascontiguousarray(query_offsets, dtype=np.int64)
     n_samples = _check_int(n_samples, "n_samples", 1)
-    seed = _check_int(seed, "seed", 0)
+    seed = _check_seed(seed)
     iteration = _check_int(iteration, "iteration", 0)
     return draw_grouped_normals(offs, n_samples, seed, iteration)
 
@@ -180,7 +181,7 @@ def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_s
                              noise, n_samples, seed, iteration)
     elif noise is None:
         n_samples = _check_int(n_samples, "n_samples", 1)
-        seed = _check_int(seed, "seed", 0)
+        seed = _check_seed(seed)
         iteration = _check_int(iteration, "iteration", 0)
         if estimator == "ccs":
             grad = ccs_gradient_seeded(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma,
@@ -218,7 +219,7 @@ def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, wi
     ext_cont[real] = cont
     if noise is None:
         n_samples = _check_int(n_samples, "n_samples", 1)
-        seed = _check_int(seed, "seed", 0)
+        seed = _check_seed(seed)
         iteration = _check_int(iteration, "iteration", 0)
         grad = ccs_gradient_seeded(ext_shifted, ext_gain, ext_cont, ext_offs, scale, pos_weight,
                                    t, sigma, False, window, n_samples, seed, iteration, False,
@@ -403,7 +404,7 @@ class StochasticRank(ObjectiveParams):
             nu=_check_float(self.nu, "nu", gt=0.0),
             sfa=_check_float(self.sfa, "sfa", ge=0.0),
             n_samples=_check_int(self.n_samples, "n_samples", 1),
-            seed=_check_int(self.seed, "seed", 0),
+            seed=_check_seed(self.seed),
             estimator=_check_choice(self.estimator, "estimator", ESTIMATORS),
             conditioning=_check_choice(self.conditioning, "conditioning", CONDITIONINGS),
             smoothing=_check_choice(self.smoothing, "smoothing", SMOOTHINGS),

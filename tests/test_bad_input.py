@@ -169,7 +169,7 @@ def test_metric_bad_options():
     with pytest.raises(ValueError, match="k"):
         M.precision_at_k(S, L, OFFS, 0)
     with pytest.raises(TypeError, match="k"):
-        M.precision_at_k(S, L, OFFS, None)
+        M.precision_at_k(S, L, OFFS, 1.5)  # k=None is the whole list, as in every metric
     with pytest.raises(ValueError, match="k"):
         M.err_at_k(S, L / 2, OFFS, 0)
     for fn in (M.ndcg_at_k, M.dcg_at_k, M.mrr, M.average_precision):

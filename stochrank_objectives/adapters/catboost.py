@@ -415,11 +415,42 @@ def _offsets(n_rows, group_id, query_offsets, what) -> np.ndarray:
     return validate_query_offsets(query_offsets, n_rows)
 
 
-def _n_rows(X) -> int:
+def _features(X, what: str):
+    """Features for a Pool: arrays and DataFrames as given, other array-likes (lists of rows)
+    through numpy (an object array when they hold strings, e.g. categorical columns)."""
+    if hasattr(X, "shape"):
+        return X
+    try:
+        array = np.asarray(X)
+        if array.dtype.kind in "USO":
+            array = np.asarray(X, dtype=object)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be a 2-d array-like (array, DataFrame or list of rows), "
+                        f"got {type(X).__name__}: {exc}") from None
+    if array.ndim != 2:
+        raise TypeError(f"{what} must be a 2-d array-like (array, DataFrame or list of rows), "
+                        f"got {type(X).__name__} of shape {array.shape}")
+    return array
+
+
+def _learn_features(X):
     if isinstance(X, Pool):
         raise TypeError("pass the learn features as an array or DataFrame, not a Pool (the "
                         "adapter builds the learn pool with its own labels)")
-    return int(X.shape[0])
+    return _features(X, "X")
+
+
+def _check_label_domain(objective, labels: np.ndarray, what: str) -> None:
+    """The objective's label-domain check (e.g. ERR/PFound probabilities in [0, 1]) before
+    CatBoost starts, so that it surfaces as a ValueError naming the field, not as a
+    CatBoostError wrapping a traceback from inside training."""
+    spec = getattr(objective, "metric_spec", None)
+    if spec is None:
+        return
+    try:
+        spec.gain_and_continuation(labels)
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
 
 
 # ------------------------------------------------------------------------------------------
@@ -444,7 +475,7 @@ class StochasticCatBoostRanker:
     Attributes after ``fit``: ``model_`` (a ``catboost.CatBoost`` loaded from the trained
     model, so it holds no reference to the objective), ``route_``, ``evals_result_``,
     ``best_iteration_``, ``best_score_``, ``eval_metric_``, ``n_gradient_evaluations_``,
-    ``fit_seconds_``.
+    ``fit_seconds_``, ``n_features_in_``, ``feature_importances_``.
     """
 
     def __init__(self, objective, *, route: str = "auto", **catboost_params):
@@ -568,8 +599,9 @@ class StochasticCatBoostRanker:
         """Train on ``X`` with relevance labels ``y``, queries given by ``group_id`` or offsets.
 
         Args:
-          X: learn features (array or DataFrame), rows of a query contiguous.
-          y: relevance labels (ints or floats, >= 0).
+          X: learn features (array, DataFrame or list of rows), rows of a query contiguous.
+          y: relevance labels (ints or floats, >= 0), in the objective's label domain (e.g.
+            ERR/PFound probabilities in [0, 1]; checked before training starts).
           group_id / query_offsets: the queries (exactly one).
           eval_set: ``(X, y, group_id)``, a ``catboost.Pool`` with real labels and group ids,
             or a list of them. Early stopping and ``use_best_model`` follow the last one.
@@ -579,10 +611,12 @@ class StochasticCatBoostRanker:
         """
         import time
 
-        n = _n_rows(X)
+        X = _learn_features(X)
+        n = int(X.shape[0])
         labels = as_float_array(y, "y", n)
         if np.any(labels < 0):
             raise ValueError("y must be non-negative relevance labels")
+        _check_label_domain(self.objective, labels, "y")
         offs = _offsets(n, group_id, query_offsets, "fit")
         has_cat = bool(cat_features is not None and len(cat_features))
         params, route, sglb = self._resolve(n, has_cat)
@@ -625,6 +659,7 @@ class StochasticCatBoostRanker:
         self.n_iterations_ = adapter.iteration
         adapter.release()
         self.model_ = _detached(model)
+        self.n_features_in_ = len(self.model_.feature_names_)
         return self
 
     def _eval_pools(self, eval_set, cat_features, eval_given):
@@ -641,8 +676,11 @@ class StochasticCatBoostRanker:
             if not isinstance(item, tuple) or len(item) != 3:
                 raise TypeError("eval_set entries must be (X, y, group_id) tuples or Pools")
             Xe, ye, ge = item
+            Xe = _features(Xe, f"eval_set[{i}] X")
             ne = int(Xe.shape[0])
             ye = as_float_array(ye, f"eval_set[{i}] y", ne)
+            if not eval_given:  # the default eval metric is the objective's own
+                _check_label_domain(self.objective, ye, f"eval_set[{i}] y")
             oe = _offsets(ne, ge, None, f"eval_set[{i}]")
             pools.append(Pool(Xe, label=_eval_labels(self.objective, ye, eval_given),
                               group_id=_group_index(oe), cat_features=cat_features))
@@ -748,8 +786,17 @@ class StochasticCatBoostRanker:
         """Raw ranking scores (``RawFormulaVal``) for ``X`` (array, DataFrame or Pool)."""
         if not hasattr(self, "model_"):
             raise RuntimeError("call fit before predict")
-        data = X if isinstance(X, Pool) else Pool(X, cat_features=self._cat_features)
+        data = X if isinstance(X, Pool) else Pool(_features(X, "X"),
+                                                  cat_features=self._cat_features)
         return self.model_.predict(data, prediction_type="RawFormulaVal", ntree_end=ntree_end)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """CatBoost's default feature importance of the fitted model
+        (``model_.get_feature_importance()``), one value per feature (``n_features_in_``)."""
+        if not hasattr(self, "model_"):
+            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
+        return np.asarray(self.model_.get_feature_importance(), dtype=np.float64)
 
     def save_model(self, fname, format: str = "cbm", **kwargs):
         """``catboost.CatBoost.save_model`` of the trained model (loadable without this package)."""

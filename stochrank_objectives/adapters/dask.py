@@ -610,13 +610,21 @@ class DaskLGBMObjective(_DaskFrontEnd):
     def __call__(self, y_true, y_pred, weight, group):
         return self._state()[0](y_true, y_pred, weight, group)
 
+    def _start(self):
+        state = super()._start()
+        state[0]._hub.token = self._token  # the workers mark the booster as this front end's
+        return state
+
     def callback(self):
         return _DaskLGBMCallback(self)
 
     def finalize(self, model):
         """Bake ``c^T`` into the leaves of a trained ``DaskLGBMRanker``/Booster; returns the
-        ``lightgbm.Booster`` (unchanged without SGLB)."""
-        return LGBMObjective(self.objective, sglb=self.sglb).finalize(model)
+        ``lightgbm.Booster`` (unchanged without SGLB). Like ``LGBMObjective.finalize``, it
+        refuses a model this front end did not train (e.g. one reloaded from a file)."""
+        adapter = LGBMObjective(self.objective, sglb=self.sglb)
+        adapter._hub.token = self._token
+        return adapter.finalize(model)
 
 
 class _DaskLGBMCallback:

@@ -41,6 +41,7 @@ have no weights).
 
 from __future__ import annotations
 
+import uuid
 import weakref
 
 import lightgbm as lgb
@@ -54,6 +55,9 @@ __all__ = ["LGBMObjective", "LGBMMetric"]
 
 _MISSING = object()
 _FINAL_ATTR = "_stochrank_sglb_final_scale"
+# Set by the SGLB callback on the Booster it trains: the token of the adapter (hub) that trained
+# it. A Python attribute, so a model loaded from a file or string never has it (kept by pickle).
+_TRAINED_ATTR = "_stochrank_sglb_trained_by"
 
 
 class _Hub:
@@ -61,10 +65,11 @@ class _Hub:
     LightGBM calls: LightGBM and its scikit-learn wrapper deep-copy the parameters (and so the
     adapter) several times per run, and only one of the copies is the training objective."""
 
-    __slots__ = ("_members",)
+    __slots__ = ("_members", "token")
 
-    def __init__(self):
+    def __init__(self, token: str | None = None):
         self._members = weakref.WeakSet()
+        self.token = uuid.uuid4().hex if token is None else token  # marks the boosters trained
 
     def add(self, adapter):
         self._members.add(adapter)
@@ -197,7 +202,9 @@ class LGBMObjective:
 
         ``model`` is a ``lightgbm.Booster`` or a fitted ``LGBMRanker``; ``T`` is its number of
         iterations (after early stopping LightGBM has already truncated the returned model to
-        the best iteration). Without SGLB the model is returned unchanged.
+        the best iteration). Without SGLB the model is returned unchanged. Under SGLB only a
+        booster trained by this adapter's callback in this process is accepted: a model loaded
+        from a file or string is refused (saved after finalisation, it is already final).
         """
         booster = model.booster_ if isinstance(model, lgb.LGBMModel) else model
         if not isinstance(booster, lgb.Booster):
@@ -207,12 +214,20 @@ class LGBMObjective:
         if getattr(booster, _FINAL_ATTR, None) is not None:
             raise RuntimeError("this booster has already been finalised "
                                "(c^T is baked into its leaves)")
+        if getattr(booster, _TRAINED_ATTR, None) != self._hub.token:
+            raise RuntimeError(
+                "this booster was not trained by this adapter's callback in this process (e.g. "
+                "it was loaded with lgb.Booster(model_file=...) or model_str=...), so finalize() "
+                "refuses it: an SGLB model saved after finalize() is already final (c^T is baked "
+                "into its leaves) and scaling it again would be wrong. Finalise the booster that "
+                "lgb.train / LGBMRanker.fit returned, with the adapter that trained it, before "
+                "saving it")
         n_iter = booster.current_iteration()
         if 0 < booster.best_iteration < n_iter:
             raise ValueError(
                 f"the booster has {n_iter} iterations but best_iteration={booster.best_iteration}: "
-                "an SGLB model is not a prefix of a longer one, so finalise a truncated copy, "
-                "e.g. lgb.Booster(model_str=booster.model_to_string(num_iteration="
+                "an SGLB model is not a prefix of a longer one, so truncate it in place first: "
+                "booster.model_from_string(booster.model_to_string(num_iteration="
                 "booster.best_iteration)) (lgb.train does this unless keep_training_booster=True)")
         factor = self.sglb.final_scale(n_iter)
         for tree in booster.dump_model(num_iteration=-1)["tree_info"]:
@@ -263,6 +278,8 @@ class _LGBMCallback:
                 _check_learning_rate(params, self._sglb)
             self._sglb.check_iterations(t + 1, np.float64)
             self._rate(env)
+            if env.model is not None:  # finalize() accepts only the boosters marked here
+                setattr(env.model, _TRAINED_ATTR, self._hub.token)
         self._hub.sync(t)
 
 

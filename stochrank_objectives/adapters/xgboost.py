@@ -279,7 +279,8 @@ class StochasticXGBRanker:
         ...). ``base_score`` defaults to 0 and the default ``rmse`` metric is disabled.
 
     After ``fit``: ``booster_`` (also :meth:`get_booster`), ``best_iteration_`` and
-    ``best_score_`` (with early stopping), ``evals_result_``, ``n_features_in_``. XGBoost passes
+    ``best_score_`` (with early stopping), ``evals_result_``, ``n_features_in_``,
+    ``feature_importances_``. XGBoost passes
     evaluation results through ``%f`` text, so logged scores are rounded to 6 decimals.
     """
 
@@ -407,7 +408,23 @@ class StochasticXGBRanker:
         if np.shape(X)[1] != self.n_features_in_:
             raise ValueError(f"X has {np.shape(X)[1]} features, the model was trained on "
                              f"{self.n_features_in_}")
-        return np.asarray(booster.predict(xgb.DMatrix(X), output_margin=True), dtype=np.float64)
+        data = xgb.DMatrix(X)
+        # As XGBRanker: column names are checked when X has them (a DataFrame); an array
+        # without names is checked by its number of columns only (done above).
+        validate = data.feature_names is not None
+        return np.asarray(booster.predict(data, output_margin=True, validate_features=validate),
+                          dtype=np.float64)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised ``"gain"`` importance per feature, length ``n_features_in_`` (float32,
+        summing to 1 unless the model has no split): ``XGBRanker``'s default importance."""
+        booster = self.get_booster()
+        score = booster.get_score(importance_type="gain")
+        names = booster.feature_names or [f"f{i}" for i in range(self.n_features_in_)]
+        values = np.array([score.get(name, 0.0) for name in names], dtype=np.float32)
+        total = values.sum()
+        return values / total if total > 0 else values
 
     def save_model(self, fname) -> None:
         """Save the booster (JSON or UBJSON by extension); load it with
