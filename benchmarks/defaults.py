@@ -1,7 +1,11 @@
-"""MQ2008 at the package defaults: StochasticRank as a user gets it against native LambdaMART.
+"""Real data at the package defaults: StochasticRank as a user gets it against native LambdaMART.
 
-    python -m benchmarks.defaults [--folds 1 2 3 4 5] [--seeds 0 1 2]
-        [--boosters lightgbm xgboost catboost] [--out benchmarks/results/mq2008]
+    python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank] [--folds 1 2 3 4 5]
+        [--seeds 0 1 2] [--boosters lightgbm xgboost catboost] [--depth 6]
+        [--out benchmarks/results/<dataset>_defaults]
+
+MQ2008 has 5 folds; the LightGBM lambdarank sample one train/test split, whose validation set
+is a fixed 20% of the training queries (:func:`benchmarks._harness.load_split`).
 
 No tuning at all: every method gets the same booster settings (learning rate 0.1, ``--depth``
 6 or 4 -- LightGBM ``max_depth = depth``, ``num_leaves = 2^depth`` --, the booster's own L2
@@ -88,15 +92,22 @@ def summarise(rows, boosters):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--folds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"])
+    ap.add_argument("--folds", type=int, nargs="+", default=None,
+                    help="default: 1-5 for MQ2008, 1 for the LightGBM sample")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost", "catboost"])
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     ap.add_argument("--max-trees", type=int, default=500)
     ap.add_argument("--depth", type=int, default=6)
     # Not the compare/ablation folder: their cache reads every *.jsonl there.
-    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/mq2008_defaults"))
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default benchmarks/results/<dataset>_defaults")
     args = ap.parse_args(argv)
+    if args.folds is None:
+        args.folds = [1, 2, 3, 4, 5] if args.dataset == "mq2008" else [1]
+    if args.out is None:
+        args.out = Path(f"benchmarks/results/{args.dataset}_defaults")
     cfg = H.TrainConfig(max_trees=args.max_trees, patience=50, threads=1)
     args.out.mkdir(parents=True, exist_ok=True)
     tag = "_".join(args.boosters) + ("" if args.depth == 6 else f"_depth{args.depth}")
@@ -104,7 +115,7 @@ def main(argv=None):
     rows = [json.loads(line) for line in cache.read_text().splitlines()] if cache.exists() else []
     done = {(r["booster"], r["method"], r["target"], r["fold"], r["seed"]) for r in rows}
     for fold in args.folds:
-        split = H.load_split("mq2008", fold)
+        split = H.load_split(args.dataset, fold)
         for booster in args.boosters:
             for target in TARGETS:
                 for method in args.methods:
@@ -120,8 +131,10 @@ def main(argv=None):
                               f"{row['mean']:.4f} ({row['n_trees']} trees, {row['wall_s']} s)",
                               flush=True)
     table = summarise(rows, args.boosters)
-    header = (f"# MQ2008 at the package defaults\n\nCommand: `python -m benchmarks.defaults "
-              f"--boosters {' '.join(args.boosters)} --depth {args.depth}`; folds {args.folds}, "
+    header = (f"# {args.dataset} at the package defaults\n\nCommand: `python -m "
+              f"benchmarks.defaults --dataset {args.dataset} --seeds "
+              f"{' '.join(map(str, args.seeds))} --boosters {' '.join(args.boosters)} "
+              f"--depth {args.depth}`; folds {args.folds}, "
               f"seeds {args.seeds}; "
               "see the script's docstring for the protocol. Test metrics x100, worst ties, "
               "queries without a relevant document skipped.\n\n")
