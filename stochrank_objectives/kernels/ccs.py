@@ -196,7 +196,7 @@ def _sift_down(hy, hi, pos, size):
 @njit(cache=True)
 def _select_noisy_scores(shifted, noise, sigma, m, ys):
     """Fill ``ys[:m]`` with the ``m`` largest noisy scores in descending order; return their
-    documents (``order``, length ``m``) and a mask of them (``inside``, length ``n``).
+    documents (``order``, length ``m``).
 
     A min-heap of the best ``m`` so far; then heap sort (the minimum goes to the end), which
     leaves ``ys[:m]`` descending. Ties have probability zero.
@@ -224,10 +224,7 @@ def _select_noisy_scores(shifted, noise, sigma, m, ys):
         ys[0] = y
         order[0] = doc
         _sift_down(ys, order, 0, end)
-    inside = np.zeros(n, dtype=np.bool_)
-    for p in range(m):
-        inside[order[p]] = True
-    return order, inside
+    return order
 
 
 @njit(cache=True)
@@ -260,12 +257,11 @@ def _second_zero_position(shifted, cont, noise, sigma):
 
 @njit(cache=True, inline="always")
 def _order_noisy_scores(shifted, noise, sigma, m, select, ys):
-    """``(order, inside)``: the ``m`` best documents by noisy score (descending, scores in
-    ``ys[:m]``) and their mask if ``select``; else the full order (``m`` is then ignored, all
-    ``n`` scores in ``ys``) and an empty mask."""
+    """The ``m`` best documents by noisy score, descending (their scores in ``ys[:m]``) if
+    ``select``; else the full order (``m`` is then ignored, all ``n`` scores in ``ys``)."""
     if select:
         return _select_noisy_scores(shifted, noise, sigma, m, ys)
-    return _sort_noisy_scores(shifted, noise, sigma, ys), np.zeros(0, dtype=np.bool_)
+    return _sort_noisy_scores(shifted, noise, sigma, ys)
 
 
 @njit(cache=True, inline="always")
@@ -287,6 +283,26 @@ def _conditional_mean(shifted_doc, noise_doc, noise_sum, n, sigma, translation):
     if translation:
         return shifted_doc + sigma * (noise_sum - noise_doc) / (n - 1.0)
     return shifted_doc
+
+
+@njit(cache=True, inline="always")
+def _outside_buffers(shifted, noise, noise_sum, sigma, translation):
+    """``(means, acc)``: every document's conditional mean and a zeroed accumulator."""
+    n = shifted.shape[0]
+    means = np.empty(n)
+    acc = np.zeros(n)
+    for i in range(n):
+        means[i] = _conditional_mean(shifted[i], noise[i], noise_sum, n, sigma, translation)
+    return means, acc
+
+
+@njit(cache=True, inline="always")
+def _subtract_outside(order, coef, acc, out):
+    """``out -= coef * acc`` for the documents outside ``order`` (theirs are done)."""
+    for p in range(order.shape[0]):
+        acc[order[p]] = 0.0
+    for i in range(out.shape[0]):
+        out[i] -= coef * acc[i]
 
 
 @njit(cache=True, inline="always")
@@ -342,7 +358,7 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
     down_a = work[8 * n + 2:9 * n + 2]
     down_b = work[9 * n + 2:10 * n + 2]
     down_c = work[10 * n + 2:11 * n + 2]
-    order, inside = _order_noisy_scores(shifted, noise, sigma, m, select, ys)
+    order = _order_noisy_scores(shifted, noise, sigma, m, select, ys)
     n_ordered = order.shape[0]
     # Only breakpoints at positions u <= n_slots can jump, and none beyond a zero continuation.
     n_search = min(n_slots + 1, n_ordered)
@@ -409,18 +425,23 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
         out[doc] -= coef * acc
     if not select:
         return
-    for doc in range(n):  # below every breakpoint that can jump
-        if inside[doc]:
-            continue
-        mean = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
-        gi = gain[doc]
-        di = cont[doc]
-        start, stop = _breakpoint_window(searchable, mean, window * s)
-        acc = 0.0
-        for u in range(start, min(stop, up_end)):
-            x = (ys[u] - mean) * inv_s
-            acc += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
-        out[doc] -= coef * acc
+    # The other documents sit below every breakpoint that can jump: their "above" sum runs
+    # over all of them (no position needed). Breakpoint-major, so that the inner loops over
+    # the documents are long and vectorise; the window is a mask with the bounds of
+    # _breakpoint_window. The ordered documents' sums are zeroed (computed above).
+    means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
+    half_width = window * s
+    for u in range(up_end):
+        y = ys[u]
+        a = up_a[u]
+        b = up_b[u]
+        c = up_c[u]
+        for i in range(n):
+            mean = means[i]
+            term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
+            inside_window = (y <= mean + half_width) and (y >= mean - half_width)
+            acc[i] += term if inside_window else 0.0
+    _subtract_outside(order, coef, acc, out)
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -462,7 +483,7 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
     up_if_irrelevant = work[3 * n:4 * n]
     down_if_relevant = work[4 * n:5 * n]
     down_if_irrelevant = work[5 * n:6 * n]
-    order, inside = _order_noisy_scores(shifted, noise, sigma, n_search, select, ys)
+    order = _order_noisy_scores(shifted, noise, sigma, n_search, select, ys)
     n_ordered = order.shape[0]
     for p in range(n_search):
         rels[p] = relevant[order[p]]
@@ -504,16 +525,21 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
         out[doc] -= coef * acc
     if not select:
         return
-    for doc in range(n):  # below every breakpoint: only the "above" sum
-        if inside[doc]:
-            continue
-        mean = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
-        up = up_if_relevant if relevant[doc] > 0.0 else up_if_irrelevant
-        start, stop = _breakpoint_window(searchable, mean, window * s)
-        acc = 0.0
-        for u in range(start, min(stop, n_slots)):
-            acc += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
-        out[doc] -= coef * acc
+    # below every breakpoint: only the "above" sum (breakpoint-major, as in ccs_query)
+    means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
+    half_width = window * s
+    for u in range(n_slots):
+        y = ys[u]
+        if_relevant = up_if_relevant[u]
+        if_irrelevant = up_if_irrelevant[u]
+        for i in range(n):
+            mean = means[i]
+            rel = relevant[i]  # binary: picks one of the two coefficients exactly
+            term = ((rel * if_relevant + (1.0 - rel) * if_irrelevant)
+                    * gaussian_kernel((y - mean) * inv_s))
+            inside_window = (y <= mean + half_width) and (y >= mean - half_width)
+            acc[i] += term if inside_window else 0.0
+    _subtract_outside(order, coef, acc, out)
 
 
 @njit(cache=True)
