@@ -74,7 +74,7 @@ def _sample(spec, path, shifted, gain, cont, noise, pos_weight, t, scale, sigma,
 
 
 @pytest.mark.parametrize("conditioning", ["translation", "coordinate"])
-@pytest.mark.parametrize("top", [1, 3, 10, None])
+@pytest.mark.parametrize("top", [1, 3, 10, 40, None])  # 40: beyond BREAKPOINT_MAJOR_MAX
 @pytest.mark.parametrize("metric,opts", METRICS)
 def test_selection_equals_full_sort(metric, opts, top, conditioning):
     if metric == "PRECISION" and top is None:
@@ -98,7 +98,7 @@ def test_selection_equals_full_sort(metric, opts, top, conditioning):
                 err = np.max(np.abs(fast - full))
                 assert err <= TOL, f"n={n} path={path}: max |select - sort| = {err:.3g}"
             compared += int(np.any(full != 0.0))
-    assert compared > len(SIZES)  # not vacuous
+    assert compared >= 10  # not vacuous (Precision@40 is flat on lists of <= 40)
 
 
 @pytest.mark.parametrize("metric,top,opts", [
@@ -144,7 +144,7 @@ def test_worst_case_order_still_selects_correctly():
     scores = np.linspace(-20.0, 20.0, n)
     labels = np.random.default_rng(3).integers(0, 5, n).astype(float)
     noise = np.random.default_rng(4).standard_normal(n)
-    for metric, top in (("NDCG", 10), ("MRR", None), ("MAP", 5)):
+    for metric, top in (("NDCG", 10), ("NDCG", 60), ("MRR", None), ("MAP", 5), ("MAP", 60)):
         spec, sh, gain, cont, nz, pos_weight, t, scale = _query_args(
             metric, {}, top, scores, labels, noise)
         args = (sh, gain, cont, nz, pos_weight, t, scale, 1.0, True)

@@ -136,7 +136,12 @@ PATH_AUTO = 0  # selection when it pays (rule in :func:`_use_selection`), else t
 PATH_SORT = 1  # always argsort the whole query
 PATH_SELECT = 2  # always select the breakpoints that can jump (tests)
 # Selection of the ``m`` best noisy scores replaces the full sort once ``m * SELECT_FACTOR <= n``.
-SELECT_FACTOR = 2
+SELECT_FACTOR = 3
+# Up to this many breakpoints, the documents outside them sum breakpoint-major (vectorised,
+# but blind to the window); beyond, per document over its window. With widely spread scores
+# (most breakpoints outside each window) the breakpoint-major sums cost 2x the sort path at
+# m = 125, n = 1000; at m = 11 they are cheaper in every case measured.
+BREAKPOINT_MAJOR_MAX = 16
 
 
 @njit(cache=True, inline="always")
@@ -146,10 +151,12 @@ def _use_selection(path, m, n):
     Selection costs ``O(n + R log m + m log m)`` (a min-heap of the ``m`` best: each noisy
     score is compared with the heap's minimum, ``R`` of them replace it, about ``m ln(n/m)``
     in a random order and at most ``n``), the full sort ``O(n log n)``. Automatic rule: select
-    when ``m * SELECT_FACTOR <= n``. Measured per ``ccs_query`` call (NDCG, n = 12 to 1000, on
-    a loaded 2-core machine): selection took 0.16-0.9x the sort path's time for m <= 11 (the
-    smaller m / n, the less) and 0.95-1.03x at m = n / 2, with the documents in a random order
-    and in ascending order (every score then replaces the heap's minimum) alike.
+    when ``m * SELECT_FACTOR <= n``. Measured per ``ccs_query`` call (NDCG, n = 12 to 1000,
+    random document order, on a loaded 2-core machine), selection took 0.06-0.8x the sort
+    path's time for m <= 11 (the smaller m / n, the less), 0.8-0.9x at m = n / 3 and
+    0.96-1.06x at m = n / 2. Worst case measured: documents in ascending order of widely
+    spread scores (every score replaces the heap's minimum, few breakpoints in each window):
+    0.15-0.9x for m <= 11, but 1.1-1.3x for m = 26 .. n / 3 (n = 100, 1000).
     """
     if path == PATH_SORT:
         return False
@@ -426,11 +433,24 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
     if not select:
         return
     # The other documents sit below every breakpoint that can jump: their "above" sum runs
-    # over all of them (no position needed). Breakpoint-major, so that the inner loops over
-    # the documents are long and vectorise; the window is a mask with the bounds of
-    # _breakpoint_window. The ordered documents' sums are zeroed (computed above).
+    # over all of them (no position needed). Few breakpoints: breakpoint-major, so that the
+    # inner loops over the documents are long and vectorise (the window is then a mask with
+    # the bounds of _breakpoint_window; the ordered documents' sums are zeroed, done above);
+    # many: per document over its window only.
     means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
     half_width = window * s
+    if up_end > BREAKPOINT_MAJOR_MAX:
+        for i in range(n):
+            mean = means[i]
+            gi = gain[i]
+            di = cont[i]
+            start, stop = _breakpoint_window(searchable, mean, half_width)
+            total = 0.0
+            for u in range(start, min(stop, up_end)):
+                x = (ys[u] - mean) * inv_s
+                total += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
+            acc[i] = total
+        up_end = 0
     for u in range(up_end):
         y = ys[u]
         a = up_a[u]
@@ -528,7 +548,18 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
     # below every breakpoint: only the "above" sum (breakpoint-major, as in ccs_query)
     means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
     half_width = window * s
-    for u in range(n_slots):
+    n_major = n_slots
+    if n_slots > BREAKPOINT_MAJOR_MAX:
+        for i in range(n):
+            mean = means[i]
+            up = up_if_relevant if relevant[i] > 0.0 else up_if_irrelevant
+            start, stop = _breakpoint_window(searchable, mean, half_width)
+            total = 0.0
+            for u in range(start, min(stop, n_slots)):
+                total += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
+            acc[i] = total
+        n_major = 0
+    for u in range(n_major):
         y = ys[u]
         if_relevant = up_if_relevant[u]
         if_irrelevant = up_if_irrelevant[u]
