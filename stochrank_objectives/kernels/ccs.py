@@ -340,10 +340,11 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
 
     Only the breakpoints at positions ``u <= min(top, n - 1, z)`` can jump (``z``: position of
     the second zero continuation, :func:`_second_zero_position`), so only the
-    ``m = min(top, n - 1, z) + 1`` best noisy scores need an order. ``path`` (``PATH_AUTO``: see :func:`_use_selection`) picks between sorting
-    the whole query and selecting those ``m`` (``O(n + m log m)`` in a random order). A
-    document outside them sits below every breakpoint that can jump: its "below" sum is empty
-    and its "above" sum runs over all of them, so it needs no position. Both paths give the
+    ``m = min(top, n - 1, z) + 1`` best noisy scores need an order. ``path`` (``PATH_AUTO``:
+    see :func:`_use_selection`) picks between sorting the whole query and selecting those
+    ``m`` (``O(n + m log m)`` in a random order). A document outside them sits below every
+    breakpoint that can jump: its "below" sum is empty and its "above" sum runs over all of
+    them, so it needs no position. Both paths give the
     same sample.
     """
     n = shifted.shape[0]
