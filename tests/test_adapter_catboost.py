@@ -443,3 +443,32 @@ def test_direct_chunk_guards_raise_layout_error(case):
     assert re.search(message, adapter.layout_error)
     with pytest.raises(LayoutError, match=message):  # latched: every later call raises
         adapter.calc_ders_range(approx[:10], targets[:10], None)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("where", ["grad", "hess"])
+def test_non_finite_derivatives_stop_training(where, bad):
+    n = 300
+
+    class Bad:
+        def grad_hess(self, scores, labels, query_offsets, iteration=0):
+            grad, hess = np.zeros(n), np.ones(n)
+            (grad if where == "grad" else hess)[n - 1] = bad
+            return grad, hess
+
+    adapter = CatBoostObjective(Bad(), np.zeros(n), np.array([0, n]))
+    with pytest.raises(FloatingPointError, match="NaN/inf"):
+        adapter.derivatives(np.zeros(n))
+
+
+def test_derivatives_accept_a_scalar_hessian():
+    n = 300
+
+    class ConstantHessian:
+        def grad_hess(self, scores, labels, query_offsets, iteration=0):
+            return scores - 1.0, 2.0
+
+    adapter = CatBoostObjective(ConstantHessian(), np.zeros(n), np.array([0, n]))
+    scores = np.linspace(-1, 1, n)
+    np.testing.assert_array_equal(adapter.derivatives(scores),
+                                  np.column_stack([1.0 - scores, np.full(n, -2.0)]))

@@ -192,6 +192,20 @@ def _check_chunk(approxes, targets, encoded, pass_scores, seen, start):  # pragm
     return _CHUNK_OK
 
 
+@njit(cache=True)
+def _negated_pairs(grad, hess, out):  # pragma: no cover
+    """``out[:, 0] = -grad``, ``out[:, 1] = -hess``; False when any value is NaN or inf."""
+    finite = True
+    for i in range(grad.shape[0]):
+        g = grad[i]
+        h = hess[i]
+        if not (np.isfinite(g) and np.isfinite(h)):
+            finite = False
+        out[i, 0] = -g
+        out[i, 1] = -h
+    return finite
+
+
 class CatBoostObjective:
     """CatBoost user-defined objective serving a grouped objective's derivatives.
 
@@ -275,15 +289,17 @@ class CatBoostObjective:
             return self._cache_ders
         grad, hess = self.objective.grad_hess(scores, self.labels, self.query_offsets,
                                               iteration=self.iteration)
+        shape = (self.n_rows,)  # a scalar (e.g. constant hessian) broadcasts, as before
+        grad = np.broadcast_to(np.asarray(grad, dtype=np.float64), shape)
+        hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)
         ders = np.empty((self.n_rows, 2))
-        ders[:, 0] = grad
-        ders[:, 1] = hess
-        if not np.all(np.isfinite(ders)):
+        # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
+        if not _negated_pairs(grad, hess, ders):
             raise FloatingPointError(f"the objective returned NaN/inf derivatives at iteration "
                                      f"{self.iteration}")
         if self.sglb is not None and self.sglb.diffusion_temperature is not None:
-            ders[:, 0] += self.sglb.noise(self.n_rows, self.iteration)
-        np.negative(ders, out=ders)  # CatBoost maximises: der1 = -grad, der2 = -hess
+            # -grad - noise == -(grad + noise) exactly (rounding is symmetric under negation)
+            ders[:, 0] -= self.sglb.noise(self.n_rows, self.iteration)
         self.n_evaluations += 1
         self._cache_iteration = self.iteration
         self._cache_scores = scores
