@@ -29,7 +29,10 @@ never tells it where the queries are; a ranking objective needs whole queries. T
     guard checks, under a lock, that each chunk is a contiguous slice of the original rows, that
     the whole target buffer is exactly the encoded row indices, that every row is served exactly
     once per pass and that the approx does not change within a pass; a violation stops training
-    with :class:`LayoutError`.
+    with :class:`LayoutError`. The per-chunk part of the guard is one numba pass over the chunk
+    (~1 us per 1000 rows); what remains per call is CatBoost's own wrapper and, with several
+    threads, handing the GIL between CatBoost's threads (~377 calls per iteration at 120k rows:
+    1000-row chunks for the tree search, 500-row blocks for leaf estimation).
 
 ``"per_tree"`` (fallback, about 3x slower, relies on no internals)
     One ``CatBoost(iterations=1).fit`` per tree, with the current scores as the pool's
