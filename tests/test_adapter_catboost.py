@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 import subprocess
 import sys
 import warnings
@@ -355,3 +356,119 @@ def test_bad_inputs_are_named(ranking):
             np.random.default_rng(0).permutation(len(qid))])
     with pytest.raises(TypeError, match="grad_hess"):
         CatBoostObjective(object(), y, query_offsets_from_qid(qid))
+
+
+# -- the per-chunk guard, called directly on buffers laid out as CatBoost's ------------------
+
+
+class _Counting:
+    """A protocol-only objective with cheap, score-dependent derivatives (counts its calls)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def grad_hess(self, scores, labels, query_offsets, iteration=0):
+        self.calls += 1
+        return scores - labels + iteration, np.ones_like(scores)
+
+
+def _direct_adapter(n=2500, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, n).astype(float)
+    offs = np.arange(0, n + 1, 50)
+    inner = _Counting()
+    adapter = CatBoostObjective(inner, labels, offs)
+    approx = rng.normal(size=n)  # stands for CatBoost's whole approx and target buffers
+    return adapter, inner, labels, approx, encode_row_index(n)
+
+
+def _serve(adapter, approx, targets, chunks):
+    out = np.empty((approx.size, 2))
+    start = 0
+    for size in chunks:
+        stop = start + size
+        out[start:stop] = adapter.calc_ders_range(approx[start:stop], targets[start:stop], None)
+        start = stop
+    return out
+
+
+def test_direct_passes_serve_every_chunk_and_reuse_the_pass():
+    adapter, inner, labels, approx, targets = _direct_adapter()
+    expected = -np.column_stack([approx - labels, np.ones_like(approx)])
+    assert np.array_equal(_serve(adapter, approx, targets, [1000, 1000, 500]), expected)
+    # a second pass (leaf estimation) at the same approx, other chunk sizes: no recomputation
+    assert np.array_equal(_serve(adapter, approx, targets, [500, 439] * 2 + [622]), expected)
+    assert (inner.calls, adapter.n_passes, adapter.n_evaluations) == (1, 2, 1)
+    # same iteration, changed approx (leaf_estimation_iterations > 1): recomputed
+    approx += 0.5
+    assert np.array_equal(_serve(adapter, approx, targets, [1000] * 2 + [500])[:, 0],
+                          labels - approx)
+    assert inner.calls == 2
+    adapter.after_iteration(None)  # next tree, same approx: recomputed for the new iteration
+    assert np.array_equal(_serve(adapter, approx, targets, [2500])[:, 0], labels - approx - 1)
+    assert (inner.calls, adapter.n_passes, adapter.layout_error) == (3, 4, None)
+
+
+@pytest.mark.parametrize("case", ["permuted_chunk", "not_encoded", "out_of_range", "row_twice",
+                                  "approx_changed", "first_chunk_permuted", "target_buffer"])
+def test_direct_chunk_guards_raise_layout_error(case):
+    from stochrank_objectives.adapters.catboost import LayoutError
+
+    adapter, _, _, approx, targets = _direct_adapter()
+    message = "contiguous"
+    if case == "first_chunk_permuted":  # caught before the whole-buffer views are built
+        targets[:1000] = targets[:1000][::-1]
+    elif case == "target_buffer":  # the first chunk is fine, the rest of the buffer is not
+        targets[2400] = targets[2401]
+        message = "target buffer"
+    else:  # later chunks: the first chunk of the pass is served from intact buffers
+        _serve(adapter, approx, targets, [1000])
+        approx, targets = approx[1000:], targets[1000:]  # the pass goes on with rows 1000..
+        if case == "permuted_chunk":  # a chunk whose rows are not start..stop-1
+            targets[200], targets[300] = targets[300], targets[200]
+        elif case == "not_encoded":
+            targets[0] = np.float32(np.nan)
+            message = "contiguous|encoded"
+        elif case == "out_of_range":  # a chunk claiming rows past the end
+            targets[:1000] = encode_row_index(3000)[2000:3000]
+        elif case == "row_twice":  # rows 0..999 again in the same pass
+            targets[:1000] = encode_row_index(1000)
+            approx[:1000] = adapter._pass_scores[:1000]
+            message = "twice"
+        elif case == "approx_changed":  # the buffer moved after the pass's first chunk
+            approx[500] += 1e-9
+            message = "changed"
+    with pytest.raises(LayoutError, match=message):
+        _serve(adapter, approx, targets, [1000, 500])
+    assert re.search(message, adapter.layout_error)
+    with pytest.raises(LayoutError, match=message):  # latched: every later call raises
+        adapter.calc_ders_range(approx[:10], targets[:10], None)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("where", ["grad", "hess"])
+def test_non_finite_derivatives_stop_training(where, bad):
+    n = 300
+
+    class Bad:
+        def grad_hess(self, scores, labels, query_offsets, iteration=0):
+            grad, hess = np.zeros(n), np.ones(n)
+            (grad if where == "grad" else hess)[n - 1] = bad
+            return grad, hess
+
+    adapter = CatBoostObjective(Bad(), np.zeros(n), np.array([0, n]))
+    with pytest.raises(FloatingPointError, match="NaN/inf"):
+        adapter.derivatives(np.zeros(n))
+
+
+def test_derivatives_accept_a_scalar_hessian():
+    n = 300
+
+    class ConstantHessian:
+        def grad_hess(self, scores, labels, query_offsets, iteration=0):
+            return scores - 1.0, 2.0
+
+    adapter = CatBoostObjective(ConstantHessian(), np.zeros(n), np.array([0, n]))
+    scores = np.linspace(-1, 1, n)
+    np.testing.assert_array_equal(adapter.derivatives(scores),
+                                  np.column_stack([1.0 - scores, np.full(n, -2.0)]))

@@ -29,7 +29,10 @@ never tells it where the queries are; a ranking objective needs whole queries. T
     guard checks, under a lock, that each chunk is a contiguous slice of the original rows, that
     the whole target buffer is exactly the encoded row indices, that every row is served exactly
     once per pass and that the approx does not change within a pass; a violation stops training
-    with :class:`LayoutError`.
+    with :class:`LayoutError`. The per-chunk part of the guard is one numba pass over the chunk
+    (~1 us per 1000 rows); what remains per call is CatBoost's own wrapper and, with several
+    threads, handing the GIL between CatBoost's threads (~377 calls per iteration at 120k rows:
+    1000-row chunks for the tree search, 500-row blocks for leaf estimation).
 
 ``"per_tree"`` (fallback, about 3x slower, relies on no internals)
     One ``CatBoost(iterations=1).fit`` per tree, with the current scores as the pool's
@@ -102,6 +105,7 @@ import warnings
 import numpy as np
 from catboost import CatBoost, CatBoostError, Pool, sum_models
 from catboost.utils import eval_metric as _catboost_eval_metric
+from numba import njit
 
 from ..groups import as_float_array, query_offsets_from_qid, validate_query_offsets
 from ..sglb import SGLB
@@ -121,6 +125,9 @@ MAX_ROWS = 2 ** 24
 """Most learn rows the float32 row-index label channel can encode exactly."""
 
 _ROW_SCALE = 2.0 ** -24
+_ROW_INVERSE = 2.0 ** 24
+_NOT_SLICE = ("a chunk is not a contiguous slice of the original row order (rows are permuted: "
+              "Ordered boosting or categorical features without has_time=True)")
 _TARGET_CTRS = ("Borders", "Buckets", "BinarizedTargetMeanValue", "FloatTargetMeanValue")
 _ROUTES = ("auto", "pointer", "per_tree")
 _QUANTIZATION_PARAMS = ("ignored_features", "per_float_feature_quantization", "border_count",
@@ -159,6 +166,47 @@ def decode_row_index(targets) -> np.ndarray:
 
 def _buffer_view(address: int, ctype, n: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctype * n).from_address(address))
+
+
+_CHUNK_OK, _CHUNK_NOT_SLICE, _CHUNK_TWICE, _CHUNK_CHANGED = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _check_chunk(approxes, targets, encoded, pass_scores, seen, start):  # pragma: no cover
+    """The per-chunk layout guard in one pass over the chunk (numba: ~1 us for 1000 rows
+    against ~10 us for the same checks as separate numpy calls). Returns
+    ``_CHUNK_NOT_SLICE`` when ``targets != encoded[start:start + n]`` (the chunk is not the
+    contiguous slice of the learn rows starting at row ``start``), ``_CHUNK_TWICE`` when a row
+    of the chunk was already served in this pass, ``_CHUNK_CHANGED`` when ``approxes`` differs
+    from this pass's snapshot, and otherwise marks the rows as served and returns ``_CHUNK_OK``.
+    The caller checks ``0 <= start`` and ``start + n <= encoded.size``."""
+    n = approxes.shape[0]
+    for i in range(n):
+        if targets[i] != encoded[start + i]:
+            return _CHUNK_NOT_SLICE
+    for i in range(n):
+        if seen[start + i]:
+            return _CHUNK_TWICE
+    for i in range(n):
+        if approxes[i] != pass_scores[start + i]:
+            return _CHUNK_CHANGED
+    for i in range(n):
+        seen[start + i] = True
+    return _CHUNK_OK
+
+
+@njit(cache=True)
+def _negated_pairs(grad, hess, out):  # pragma: no cover
+    """``out[:, 0] = -grad``, ``out[:, 1] = -hess``; False when any value is NaN or inf."""
+    finite = True
+    for i in range(grad.shape[0]):
+        g = grad[i]
+        h = hess[i]
+        if not (np.isfinite(g) and np.isfinite(h)):
+            finite = False
+        out[i, 0] = -g
+        out[i, 1] = -h
+    return finite
 
 
 class CatBoostObjective:
@@ -214,6 +262,7 @@ class CatBoostObjective:
         self._seen = np.zeros(self.n_rows, dtype=bool)
         self._pass_scores = None
         self._pass_ders = None
+        self._pass_iteration = -1
         self._cache_iteration = -1
         self._cache_scores = None
         self._cache_ders = None
@@ -243,15 +292,17 @@ class CatBoostObjective:
             return self._cache_ders
         grad, hess = self.objective.grad_hess(scores, self.labels, self.query_offsets,
                                               iteration=self.iteration)
+        shape = (self.n_rows,)  # a scalar (e.g. constant hessian) broadcasts, as before
+        grad = np.broadcast_to(np.asarray(grad, dtype=np.float64), shape)
+        hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)
         ders = np.empty((self.n_rows, 2))
-        ders[:, 0] = grad
-        ders[:, 1] = hess
-        if not np.all(np.isfinite(ders)):
+        # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
+        if not _negated_pairs(grad, hess, ders):
             raise FloatingPointError(f"the objective returned NaN/inf derivatives at iteration "
                                      f"{self.iteration}")
         if self.sglb is not None and self.sglb.diffusion_temperature is not None:
-            ders[:, 0] += self.sglb.noise(self.n_rows, self.iteration)
-        np.negative(ders, out=ders)  # CatBoost maximises: der1 = -grad, der2 = -hess
+            # -grad - noise == -(grad + noise) exactly (rounding is symmetric under negation)
+            ders[:, 0] -= self.sglb.noise(self.n_rows, self.iteration)
         self.n_evaluations += 1
         self._cache_iteration = self.iteration
         self._cache_scores = scores
@@ -296,29 +347,37 @@ class CatBoostObjective:
                 or not approxes.flags.c_contiguous or not targets.flags.c_contiguous
                 or targets.shape[0] != n):
             raise LayoutError("unexpected approx/target array layout")
-        rows = decode_row_index(targets)
-        start = int(rows[0])
+        # the chunk's first row from its first label; _check_chunk then compares every label
+        # with the encoded rows start..stop-1 (float32 equality = decoded row equality, as the
+        # encoding is exact), which is decode_row_index + "rows == arange(start, stop)"
+        first = float(targets[0]) * _ROW_INVERSE
+        if not 0.0 <= first <= self.n_rows - n or first != int(first):
+            raise LayoutError(_NOT_SLICE)
+        start = int(first)
         stop = start + n
-        if stop > self.n_rows or rows[-1] != stop - 1 or not np.array_equal(
-                rows, np.arange(start, stop)):
-            raise LayoutError("a chunk is not a contiguous slice of the original row order "
-                              "(rows are permuted: Ordered boosting or categorical features "
-                              "without has_time=True)")
         if self._served == 0:  # first chunk of a pass: view the whole buffers
+            if not np.array_equal(targets, self._encoded[start:stop]):
+                raise LayoutError(_NOT_SLICE)  # checked before the views are built
             full_targets = _buffer_view(targets.ctypes.data - 4 * start, ctypes.c_float,
                                         self.n_rows)
             if not np.array_equal(full_targets, self._encoded):
                 raise LayoutError("the target buffer is not the learn rows in original order")
-            scores = _buffer_view(approxes.ctypes.data - 8 * start, ctypes.c_double,
-                                  self.n_rows).copy()
-            self._pass_scores = scores
-            self._pass_ders = self.derivatives(scores)
+            view = _buffer_view(approxes.ctypes.data - 8 * start, ctypes.c_double, self.n_rows)
+            if not (self._pass_iteration == self.iteration and self._pass_scores is not None
+                    and np.array_equal(view, self._pass_scores)):
+                # a new approx (otherwise: another pass, e.g. leaf estimation, at the same
+                # approx in the same iteration reuses the snapshot and its derivatives)
+                scores = view.copy()
+                self._pass_ders = self.derivatives(scores)
+                self._pass_scores = scores
+                self._pass_iteration = self.iteration
             self.n_passes += 1
-        elif self._seen[start:stop].any():
-            raise LayoutError("a row was passed twice in one pass")
-        if not np.array_equal(approxes, self._pass_scores[start:stop]):
-            raise LayoutError("the approx buffer changed during a pass")
-        self._seen[start:stop] = True
+        code = _check_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
+                            start)
+        if code != _CHUNK_OK:
+            raise LayoutError(_NOT_SLICE if code == _CHUNK_NOT_SLICE else
+                              "a row was passed twice in one pass" if code == _CHUNK_TWICE else
+                              "the approx buffer changed during a pass")
         self._served += n
         if self._served == self.n_rows:
             self._served = 0
