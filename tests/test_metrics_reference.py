@@ -126,10 +126,13 @@ def test_against_ir_measures():
 
     scores, labels, offs, qrels, run = _trec_data()
     exp2 = nDCG(gains={g: 2 ** g - 1 for g in range(4)})
-    measures = [nDCG@3, nDCG@10, nDCG, exp2@5, P@5, P@1, AP, AP@5, RR]
     per_query = {}
-    for m in ir_measures.iter_calc(measures, qrels, run):
-        per_query.setdefault(m.measure, {})[m.query_id] = m.value
+    # The custom-gain nDCG gets its own call: batched with the others, ir_measures applies its
+    # gains to every nDCG of the batch or not depending on set order (PYTHONHASHSEED), which
+    # made this test fail in about one run in six.
+    for measures in ([nDCG@3, nDCG@10, nDCG, P@5, P@1, AP, AP@5, RR], [exp2@5]):
+        for m in ir_measures.iter_calc(measures, qrels, run):
+            per_query.setdefault(m.measure, {})[m.query_id] = m.value
     qids = [f"q{q}" for q in range(len(offs) - 1)]
 
     def theirs(measure):
