@@ -176,13 +176,14 @@ def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_s
         shifted = scores
     # the translation law conditions on the others' deviations, valid only for invariant losses
     translation = conditioning == "translation" and translation_invariant
+    if noise is None:
+        n_samples = _check_int(n_samples, "n_samples", 1)
+        seed = _check_seed(seed)
+        iteration = _check_int(iteration, "iteration", 0)
     if virtual and estimator == "ccs":
         grad = _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, window,
                              noise, n_samples, seed, iteration)
     elif noise is None:
-        n_samples = _check_int(n_samples, "n_samples", 1)
-        seed = _check_seed(seed)
-        iteration = _check_int(iteration, "iteration", 0)
         if estimator == "ccs":
             grad = ccs_gradient_seeded(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma,
                                        translation, window, n_samples, seed, iteration,
@@ -208,7 +209,8 @@ def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, wi
     """FilteredDCG through the cascade kernel: every query gets a virtual document at the fixed
     score 0 (gain 0, continuation 0, no noise), so the documents below 0 contribute nothing and
     0 is one more breakpoint of each document; coordinate conditioning (the loss is not
-    translation invariant). Returns the real documents' gradient."""
+    translation invariant). ``n_samples``, ``seed``, ``iteration`` come validated. Returns the
+    real documents' gradient."""
     ext_offs, real = with_virtual_documents(offs)
     n_ext = int(ext_offs[-1])
     ext_shifted = np.zeros(n_ext)
@@ -218,9 +220,6 @@ def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, wi
     ext_cont = np.zeros(n_ext)
     ext_cont[real] = cont
     if noise is None:
-        n_samples = _check_int(n_samples, "n_samples", 1)
-        seed = _check_seed(seed)
-        iteration = _check_int(iteration, "iteration", 0)
         grad = ccs_gradient_seeded(ext_shifted, ext_gain, ext_cont, ext_offs, scale, pos_weight,
                                    t, sigma, False, window, n_samples, seed, iteration, False,
                                    False, True)
@@ -231,6 +230,14 @@ def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, wi
         grad = ccs_gradient_from_noise(ext_shifted, ext_gain, ext_cont, ext_noise, ext_offs, scale,
                                        pos_weight, t, sigma, False, window, False, False)
     return grad[real]
+
+
+def _annealed_sigma(sigma, sigma_min, half_life, iteration):
+    """``max(min(sigma, sigma_min), sigma 2^(-iteration / half_life))``; ``sigma`` when
+    ``half_life`` is None (validated arguments)."""
+    if half_life is None:
+        return sigma
+    return max(min(sigma, sigma_min), sigma * 2.0 ** (-iteration / half_life))
 
 
 # Largest relevance shift, in noise standard deviations, between two documents of one query.
@@ -397,8 +404,8 @@ class StochasticRank(ObjectiveParams):
         _check_choice(self.hessian, "hessian", HESSIANS)
         _check_estimator_for(self.estimator, spec)
         return dict(
-            metric=spec.metric, top=spec.top, gain=spec.gain, grade_max=spec.grade_max,
-            threshold=spec.threshold, decay=spec.decay,
+            spec=spec, metric=spec.metric, top=spec.top, gain=spec.gain,
+            grade_max=spec.grade_max, threshold=spec.threshold, decay=spec.decay,
             sigma=_check_float(self.sigma, "sigma", gt=0.0),
             mu=_check_float(self.mu, "mu", ge=0.0),
             nu=_check_float(self.nu, "nu", gt=0.0),
@@ -416,13 +423,9 @@ class StochasticRank(ObjectiveParams):
     def sigma_at(self, iteration: int) -> float:
         """The noise scale used at ``iteration``: ``max(min(sigma, sigma_min), sigma *
         2^(-iteration / anneal_half_life))`` (``sigma`` when ``anneal_half_life`` is None)."""
-        iteration = _check_int(iteration, "iteration", 0)
-        sigma = _check_float(self.sigma, "sigma", gt=0.0)
-        if self.anneal_half_life is None:
-            return sigma
-        floor = min(sigma, _check_float(self.sigma_min, "sigma_min", gt=0.0))
-        half_life = _check_float(self.anneal_half_life, "anneal_half_life", gt=0.0)
-        return max(floor, sigma * 2.0 ** (-iteration / half_life))
+        p = self._validated()
+        return _annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"],
+                               _check_int(iteration, "iteration", 0))
 
     @property
     def metric_spec(self) -> CascadeSpec:
@@ -445,22 +448,21 @@ class StochasticRank(ObjectiveParams):
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)`` of the smoothed loss at ``scores`` (see the module protocol)."""
         kwargs = self._validated()
-        for name in ("metric", "top", "gain", "grade_max", "threshold", "decay", "sigma_min",
-                     "anneal_half_life"):
+        spec = kwargs.pop("spec")
+        for name in ("metric", "top", "gain", "grade_max", "threshold", "decay"):
             del kwargs[name]
         iteration = _check_int(iteration, "iteration", 0)
-        kwargs["sigma"] = self.sigma_at(iteration)
+        kwargs["sigma"] = _annealed_sigma(kwargs["sigma"], kwargs.pop("sigma_min"),
+                                          kwargs.pop("anneal_half_life"), iteration)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
         check_shift(kwargs["mu"], labels)
         grad = _estimate(scores, labels, offs, self._prepared(labels, offs), iteration=iteration,
-                         spec=self.metric_spec, **kwargs)
+                         spec=spec, **kwargs)
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets) -> float:
         """The discrete loss ``-mean_q M_q`` with worst-permutation ties (what SR-R1 targets)."""
-        from .metrics import evaluate
-
-        from .metrics import metric_options
+        from .metrics import evaluate, metric_options
 
         spec = self.metric_spec
         return -evaluate(spec.metric, scores, labels, query_offsets, spec.top, ties="worst",
