@@ -16,7 +16,11 @@ In-process workers (``processes=False``, one thread each), LightGBM ``time_out=1
 a 120 s watchdog around every training call keep a failure from hanging CI.
 """
 
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -253,6 +257,39 @@ def test_front_end_needs_its_callback():
         obj(np.zeros(3), np.zeros(3), None, np.array([3]))
     with pytest.raises(TypeError):
         sdask.DaskXGBObjective(object())
+
+
+# -- each front end imports only its own booster -----------------------------------------------
+_BLOCKED_IMPORT = """
+import sys
+sys.modules[{blocked!r}] = None  # any `import {blocked}` now raises ImportError
+from stochrank_objectives import StochasticRank
+from stochrank_objectives.adapters.dask import {names}
+{front}(StochasticRank(top=5))
+try:
+    from stochrank_objectives.adapters.dask import {other}
+except ImportError:
+    pass
+else:
+    raise SystemExit("{other} was importable with {blocked} blocked")
+"""
+
+
+@pytest.mark.parametrize("blocked, names, front, other", [
+    ("xgboost", "DaskLGBMObjective, lightgbm_inputs, query_layout, repartition_by_query",
+     "DaskLGBMObjective", "DaskXGBObjective"),
+    ("lightgbm", "DaskXGBObjective, train_xgboost, xgboost_dmatrix, query_layout",
+     "DaskXGBObjective", "DaskLGBMObjective"),
+])
+def test_front_end_imports_without_the_other_booster(blocked, names, front, other):
+    # A fresh interpreter: this one has imported both libraries already.
+    code = _BLOCKED_IMPORT.format(blocked=blocked, names=names, front=front, other=other)
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=WATCHDOG_S)
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
 
 
 # -- training on a 2-worker LocalCluster -------------------------------------------------------
