@@ -148,16 +148,19 @@ class SGLB:
         n = _check_int(n_trees, "n_trees", 0)
         return self.shrink ** n
 
-    def noise(self, n_docs: int, iteration: int) -> np.ndarray:
+    def noise(self, n_docs: int, iteration: int, key: tuple[int, ...] = ()) -> np.ndarray:
         """The gradient noise of iteration ``t``: ``n_docs`` draws of ``N(0, 2 / (lr T))``.
 
-        Zeros when the noise is off. Generator: ``default_rng(SeedSequence([seed, t]))``.
+        Zeros when the noise is off. Generator: ``default_rng(SeedSequence([seed, t, *key]))``.
+        ``key`` (non-negative integers) names an independent stream for one block of documents,
+        e.g. a Dask partition; the default ``()`` is the single-machine stream ``[seed, t]``.
         """
         n_docs = _check_int(n_docs, "n_docs", 0)
         t = _check_int(iteration, "iteration", 0)
+        key = tuple(_check_int(k, "key", 0) for k in key)
         if self.diffusion_temperature is None:
             return np.zeros(n_docs)
-        rng = np.random.default_rng(np.random.SeedSequence([self.seed, t]))
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, t, *key]))
         return self.noise_std * rng.standard_normal(n_docs)
 
     def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int):

@@ -16,7 +16,11 @@ In-process workers (``processes=False``, one thread each), LightGBM ``time_out=1
 a 120 s watchdog around every training call keep a failure from hanging CI.
 """
 
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,6 +35,7 @@ pytest.importorskip("pyarrow")
 
 from stochrank_objectives import SGLB, StochasticRank  # noqa: E402
 from stochrank_objectives.adapters import dask as sdask  # noqa: E402
+from stochrank_objectives.adapters.dask import seeding  # noqa: E402
 from stochrank_objectives.adapters.lightgbm import LGBMObjective  # noqa: E402
 from stochrank_objectives.adapters.xgboost import DEFAULT_PARAMS, XGBObjective  # noqa: E402
 from stochrank_objectives.baselines import LambdaMART  # noqa: E402
@@ -162,9 +167,9 @@ def _shard(parts, order):
 def _worker_grad(parts, layout, order, objective, sglb, t):
     """Gradients a worker holding partitions ``order`` (in that order) computes, by partition."""
     labels, offs = _shard(parts, order)
-    seg = sdask._Segmenter(layout)
-    wrapped = sdask._PartitionSeeded(objective, seg)
-    shard_sglb = sdask.PartitionSGLB.from_sglb(sglb, seg)
+    seg = seeding._Segmenter(layout)
+    wrapped = seeding._PartitionSeeded(objective, seg)
+    shard_sglb = seeding.PartitionSGLB.from_sglb(sglb, seg)
     scores = np.concatenate([np.sin(np.arange(parts[p][0].size) + p) for p in order])
     grad = shard_sglb.grad_hess(wrapped, scores, labels, offs, t)[0]
     bounds = np.cumsum([0] + [parts[p][0].size for p in order])
@@ -204,24 +209,42 @@ def test_partition_noise_law_and_schedule():
     sglb = SGLB(0.1, 0.01, 100.0, seed=3)
     parts, layout = _toy_layout(1, n_parts=2)
     labels, offs = _shard(parts, [0, 1])
-    seg = sdask._Segmenter(layout)
+    seg = seeding._Segmenter(layout)
     seg(labels, offs)
-    shard = sdask.PartitionSGLB.from_sglb(sglb, seg)
+    shard = seeding.PartitionSGLB.from_sglb(sglb, seg)
     shard._segments = seg.segments
     n0 = parts[0][0].size
     noise = shard.noise(labels.size, 2)
     assert not np.allclose(noise[:n0][:5], noise[n0:][:5])  # partitions: independent streams
     np.testing.assert_array_equal(noise, shard.noise(labels.size, 2))
-    big = sdask.PartitionSGLB.from_sglb(sglb).noise(200_000, 0)  # no segmenter: plain law
+    big = seeding.PartitionSGLB.from_sglb(sglb).noise(200_000, 0)  # no segmenter: plain law
     assert abs(np.std(big) - sglb.noise_std) < 0.01 * sglb.noise_std + 1e-3
     assert shard.learning_rate_at(7) == sglb.learning_rate_at(7)
     assert shard.score_scale(7) == sglb.score_scale(7) and shard.shrink == sglb.shrink
 
 
+def test_partition_noise_is_sglb_noise_keyed_by_partition():
+    """The per-partition streams are SGLB.noise with key=(p,), i.e. SeedSequence([seed, t, p])."""
+    sglb = SGLB(0.1, 0.01, 100.0, seed=3)
+    np.testing.assert_array_equal(sglb.noise(20, 4, key=()), sglb.noise(20, 4))
+    rng = np.random.default_rng(np.random.SeedSequence([3, 4, 2]))
+    np.testing.assert_array_equal(sglb.noise(20, 4, key=(2,)),
+                                  sglb.noise_std * rng.standard_normal(20))
+    with pytest.raises(ValueError, match="key"):
+        sglb.noise(3, 0, key=(-1,))
+    parts, layout = _toy_layout(1, n_parts=2)
+    labels, offs = _shard(parts, [1, 0])
+    seg = seeding._Segmenter(layout)
+    shard = seeding.PartitionSGLB.from_sglb(sglb, seg)
+    shard._segments = seg(labels, offs)
+    expected = [sglb.noise(parts[p][0].size, 4, key=(p,)) for p in (1, 0)]
+    np.testing.assert_array_equal(shard.noise(labels.size, 4), np.concatenate(expected))
+
+
 def test_objectives_without_seed_are_used_as_is():
     parts, layout = _toy_layout(2)
     labels, offs = _shard(parts, [0, 1, 2])
-    wrapped = sdask._PartitionSeeded(LambdaMART(top=5), sdask._Segmenter(layout))
+    wrapped = seeding._PartitionSeeded(LambdaMART(top=5), seeding._Segmenter(layout))
     scores = np.linspace(-1, 1, labels.size)
     g = wrapped.grad_hess(scores, labels, offs, 0)[0]
     np.testing.assert_allclose(g, LambdaMART(top=5).grad_hess(scores, labels, offs, 0)[0],
@@ -234,6 +257,39 @@ def test_front_end_needs_its_callback():
         obj(np.zeros(3), np.zeros(3), None, np.array([3]))
     with pytest.raises(TypeError):
         sdask.DaskXGBObjective(object())
+
+
+# -- each front end imports only its own booster -----------------------------------------------
+_BLOCKED_IMPORT = """
+import sys
+sys.modules[{blocked!r}] = None  # any `import {blocked}` now raises ImportError
+from stochrank_objectives import StochasticRank
+from stochrank_objectives.adapters.dask import {names}
+{front}(StochasticRank(top=5))
+try:
+    from stochrank_objectives.adapters.dask import {other}
+except ImportError:
+    pass
+else:
+    raise SystemExit("{other} was importable with {blocked} blocked")
+"""
+
+
+@pytest.mark.parametrize("blocked, names, front, other", [
+    ("xgboost", "DaskLGBMObjective, lightgbm_inputs, query_layout, repartition_by_query",
+     "DaskLGBMObjective", "DaskXGBObjective"),
+    ("lightgbm", "DaskXGBObjective, train_xgboost, xgboost_dmatrix, query_layout",
+     "DaskXGBObjective", "DaskLGBMObjective"),
+])
+def test_front_end_imports_without_the_other_booster(blocked, names, front, other):
+    # A fresh interpreter: this one has imported both libraries already.
+    code = _BLOCKED_IMPORT.format(blocked=blocked, names=names, front=front, other=other)
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=WATCHDOG_S)
+    assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
 
 
 # -- training on a 2-worker LocalCluster -------------------------------------------------------

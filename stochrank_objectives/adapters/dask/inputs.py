@@ -1,0 +1,107 @@
+"""Training inputs for the boosting libraries, built from a frame partitioned by query.
+
+Each library receives the query structure in its own form: LightGBM a ``group`` array of query
+sizes chunked exactly like the frame (:func:`lightgbm_inputs`), XGBoost a ``qid`` column that must
+be non-decreasing on every worker (:func:`xgboost_dmatrix`). Both builders check the partitions
+first (or trust a :class:`~.partitions.QueryLayout` computed from the same frame). Booster
+modules are imported inside the builder that needs them, so either library alone is enough.
+
+Example::
+
+    X, y, group = lightgbm_inputs(df, "qid", "label", layout=layout)
+    dtrain = xgboost_dmatrix(client, df, "qid", "label", layout=layout)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .partitions import _runs, check_query_partitions
+
+__all__ = ["lightgbm_inputs", "xgboost_dmatrix"]
+
+
+def _features(df, qid, label, features):
+    if features is None:
+        features = [c for c in df.columns if c not in (qid, label)]
+    return list(features)
+
+
+def _sizes(df, qid, layout):
+    if layout is None:
+        return check_query_partitions(df, qid)
+    if layout.npartitions != df.npartitions:
+        raise ValueError(f"the layout has {layout.npartitions} partitions, the frame "
+                         f"{df.npartitions}: compute it from this frame")
+    return layout.sizes
+
+
+def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
+    """``(X, y, group)`` for ``DaskLGBMRanker.fit(X, y, group=group)``.
+
+    ``group``, the query sizes, is a dask Array with exactly one chunk per partition of ``df``,
+    because LightGBM pairs the chunks of ``group`` with the partitions of ``X``.
+
+    Example::
+
+        X, y, group = lightgbm_inputs(df, "qid", "label", layout=layout)
+        ranker.fit(X, y, group=group, callbacks=[obj.callback()])
+
+    Args:
+      df: a dask DataFrame with no query split across partitions and no empty partition.
+      qid: the query-id column.
+      label: the label column.
+      features: the feature columns (default: all columns but ``qid`` and ``label``).
+      layout: :func:`~.partitions.query_layout` of ``df``; saves the pass over the query ids
+        (without it the partitions are checked with :func:`~.partitions.check_query_partitions`).
+
+    Returns:
+      ``(X, y, group)``: the feature frame, the label series and the query-size array.
+    """
+    import dask.array as da
+
+    sizes = _sizes(df, qid, layout)
+    if any(s.size == 0 for s in sizes):
+        raise ValueError("the frame has empty partitions; use repartition_by_query first")
+    group = da.concatenate([da.from_array(s, chunks=(s.size,)) for s in sizes])
+    return df[_features(df, qid, label, features)], df[label], group
+
+
+def _query_numbers(part, first: int):
+    _, lengths = _runs(part.to_numpy())
+    return pd.Series(np.repeat(np.arange(first, first + lengths.size, dtype=np.int64), lengths),
+                     index=part.index, name=part.name)
+
+
+def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None, **kwargs):
+    """An ``xgboost.dask.DaskDMatrix`` with ``qid`` = the global query number (0, 1, ...).
+
+    The original query ids may be any values; XGBoost needs them non-decreasing on each worker,
+    which the global numbering (in row order) gives as long as a worker concatenates its
+    partitions in order, as ``xgboost.dask`` does.
+
+    Example::
+
+        dtrain = xgboost_dmatrix(client, df, "qid", "label", layout=layout)
+
+    Args:
+      client: the ``distributed.Client``.
+      df, qid, label, features, layout: as in :func:`lightgbm_inputs`.
+      kwargs: passed to ``DaskDMatrix`` (not ``weight``: the objectives take none).
+
+    Returns:
+      The ``DaskDMatrix``.
+    """
+    import dask
+    import dask.dataframe as dd
+    from xgboost import dask as dxgb
+
+    sizes = _sizes(df, qid, layout)
+    firsts = np.concatenate([[0], np.cumsum([s.size for s in sizes])])
+    parts = df[qid].to_delayed()
+    numbers = dd.from_delayed(
+        [dask.delayed(_query_numbers)(p, int(f)) for p, f in zip(parts, firsts[:-1])],
+        meta=pd.Series(dtype=np.int64, name=qid), verify_meta=False)
+    return dxgb.DaskDMatrix(client, df[_features(df, qid, label, features)], df[label],
+                            qid=numbers, **kwargs)

@@ -1,0 +1,175 @@
+"""Per-partition seeding: noise that depends on the partitioning, not on the placement.
+
+Both libraries concatenate the partitions a worker holds into one shard and call the objective
+once per shard. The one ``SeedSequence([seed, t])`` stream of a single machine would then give
+every shard the *same* draws. So, on a worker, :class:`_Segmenter` cuts the shard back into the
+original partitions (with a :class:`~.partitions.QueryLayout`: matched by row count, query count
+and digest), and
+
+* :class:`PartitionSGLB` draws the Langevin noise of partition ``p`` at iteration ``t`` from
+  :meth:`SGLB.noise <stochrank_objectives.sglb.SGLB.noise>` with ``key=(p,)``, i.e. the stream
+  ``SeedSequence([seed, t, p])`` (the law, ``N(0, 2 / (lr T))`` per document, is unchanged);
+* :class:`_PartitionSeeded` calls an objective with its own ``seed`` parameter (StochasticRank,
+  SoftRank, Gumbel, ...) once per partition, as a copy seeded from ``SeedSequence([seed, p])``.
+
+So the noise depends on the partitioning only -- not on which worker holds a partition, nor in
+which order. Without a layout the whole shard is one block keyed by its digest (then the noise
+also depends on the placement).
+
+Example::
+
+    segmenter = _Segmenter(layout)
+    sglb = PartitionSGLB.from_sglb(SGLB(0.1, 0.01, 1e4), segmenter)
+    grad, hess = sglb.grad_hess(_PartitionSeeded(objective, segmenter), scores, labels,
+                                query_offsets, iteration)
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ...sglb import SGLB
+from .partitions import QueryLayout, partition_digest
+
+__all__ = ["PartitionSGLB"]
+
+
+class _Segmenter:
+    """Worker side: the partitions (or the whole shard) of the arrays the adapter passes.
+
+    The adapter hands the objective and the SGLB schedule the same label and offset arrays in
+    one iteration, so the cut is computed once and reused while those arrays are unchanged.
+
+    Example::
+
+        for key, row0, row1, labels_p, offsets_p in _Segmenter(layout)(labels, offsets): ...
+
+    Args:
+      layout: the :class:`~.partitions.QueryLayout` of the trained frame, or None (the whole
+        shard is one segment keyed by its digest).
+    """
+
+    def __init__(self, layout: QueryLayout | None):
+        self.layout = layout
+        self._arrays = None
+        self.segments = None
+
+    def __call__(self, labels, offsets):
+        if self._arrays is None or self._arrays[0] is not labels or self._arrays[1] is not offsets:
+            offsets = np.asarray(offsets, dtype=np.int64)
+            if self.layout is None:  # no layout: one segment, keyed by the shard's content
+                key = partition_digest(labels, np.diff(offsets))
+                cuts = [(key, 0, int(offsets[-1]), 0, offsets.size - 1)]
+            else:
+                cuts = self.layout.segments(labels, offsets)
+            self.segments = [(key, r0, r1, labels[r0:r1], offsets[q0:q1 + 1] - r0)
+                             for key, r0, r1, q0, q1 in cuts]
+            self._arrays = (labels, offsets)
+        return self.segments
+
+
+class PartitionSGLB(SGLB):
+    """:class:`~stochrank_objectives.sglb.SGLB` with noise keyed per partition.
+
+    Same shrinkage, learning rates and noise law; on a worker the noise of iteration ``t`` for
+    the rows of partition ``p`` is drawn from ``default_rng(SeedSequence([seed, t, p]))`` (or,
+    without a layout, ``[seed, t, *shard digest]``). Outside a worker (no segmenter) it is the
+    plain SGLB noise.
+    """
+
+    def __init__(self, learning_rate: float = 0.1, model_shrink_rate: float = 0.001,
+                 diffusion_temperature: float | None = 10000.0, seed: int = 0):
+        super().__init__(learning_rate, model_shrink_rate, diffusion_temperature, seed)
+        self.segmenter = None
+        self._segments = None
+
+    @classmethod
+    def from_sglb(cls, sglb: SGLB, segmenter: _Segmenter | None = None) -> "PartitionSGLB":
+        """The same schedule as ``sglb``, segmenting the shards with ``segmenter``.
+
+        Example::
+
+            shard_sglb = PartitionSGLB.from_sglb(SGLB(0.1, 0.01, 1e4, seed=3), _Segmenter(layout))
+
+        Args:
+          sglb: the user's schedule (not modified).
+          segmenter: the worker's :class:`_Segmenter`; None gives the plain SGLB noise.
+
+        Returns:
+          A new :class:`PartitionSGLB`.
+        """
+        new = cls(sglb.learning_rate, sglb.model_shrink_rate, sglb.diffusion_temperature,
+                  sglb.seed)
+        new.segmenter = segmenter
+        return new
+
+    def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int):
+        """:meth:`SGLB.grad_hess`, after cutting this shard (the noise needs its segments)."""
+        if self.segmenter is not None:
+            self._segments = self.segmenter(labels, query_offsets)
+        return super().grad_hess(objective, raw_scores, labels, query_offsets, iteration)
+
+    def noise(self, n_docs: int, iteration: int, key: tuple[int, ...] = ()) -> np.ndarray:
+        """The shard's noise: one :meth:`SGLB.noise` stream per segment, keyed by the segment.
+
+        Args:
+          n_docs: the shard's number of documents (must match the segments).
+          iteration: the iteration ``t``.
+          key: prefix of every segment's key (``()`` on the workers).
+
+        Returns:
+          ``n_docs`` draws, in shard order; the plain SGLB noise outside a worker.
+        """
+        segments = self._segments
+        if segments is None or self.diffusion_temperature is None:
+            return super().noise(n_docs, iteration, key)
+        if segments and segments[-1][2] != int(n_docs):
+            raise RuntimeError(f"noise for {n_docs} documents, the shard has {segments[-1][2]}")
+        plain = super().noise  # bound here: zero-argument super() fails in a comprehension
+        # The empty draw validates the arguments and keeps the dtype for a shard with no rows.
+        draws = [plain(0, iteration, key)]
+        draws += [plain(r1 - r0, iteration, (*key, *seg_key)) for seg_key, r0, r1, _, _ in segments]
+        return np.concatenate(draws)
+
+
+def _reseeded(objective, key):
+    """A copy of ``objective`` with ``seed`` derived from ``(seed, *key)``, if it has a seed."""
+    get_params = getattr(objective, "get_params", None)
+    params = get_params() if callable(get_params) else {}
+    if "seed" not in params or not callable(getattr(objective, "set_params", None)):
+        return objective
+    seed = int(np.random.SeedSequence([int(params["seed"]), *key]).generate_state(1)[0])
+    new = copy.deepcopy(objective)
+    new.set_params(seed=seed)
+    return new
+
+
+class _PartitionSeeded:
+    """Protocol objective on a worker: the wrapped objective, called once per partition of the
+    shard with a copy reseeded from ``(seed, partition key)``; results concatenated. (All of
+    this package's objectives are sums over queries, so this equals one call on the shard
+    except for the noise streams.)"""
+
+    def __init__(self, objective, segmenter: _Segmenter):
+        self.objective = objective
+        self.segmenter = segmenter
+        self._copies = {}
+
+    def __repr__(self) -> str:
+        return f"_PartitionSeeded({self.objective!r})"
+
+    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+        scores = np.asarray(scores, dtype=np.float64)
+        grads, hesses = [], []
+        for key, r0, r1, seg_labels, seg_offsets in self.segmenter(labels, query_offsets):
+            obj = self._copies.get(key)
+            if obj is None:
+                obj = self._copies[key] = _reseeded(self.objective, key)
+            g, h = obj.grad_hess(scores[r0:r1], seg_labels, seg_offsets, iteration=iteration)
+            grads.append(np.asarray(g, dtype=np.float64))
+            hesses.append(np.asarray(h, dtype=np.float64))
+        if len(grads) == 1:
+            return grads[0], hesses[0]
+        return np.concatenate(grads), np.concatenate(hesses)
