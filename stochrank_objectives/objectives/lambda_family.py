@@ -318,8 +318,21 @@ class Gumbel(ObjectiveParams):
 def e_lambda_mart(beta=0.25, n_samples=8, seed=0, **lambdamart_params) -> Gumbel:
     """E[lambda-MART] (Bruch et al. 2020): :class:`Gumbel` around ``LambdaMART(**params)``.
 
-    With ``lightgbm=True`` in ``lambdamart_params`` the inner objective is
-    ``LambdaMART.lightgbm(**rest)`` (LightGBM parameter names), as in the paper's LightGBM runs.
+    Example:
+
+    >>> e_lambda_mart(beta=0.5, lightgbm=True).objective.compat
+    'lightgbm'
+
+    Source: Bruch, Han, Bendersky, Najork (WSDM 2020), Algorithm 1 around LambdaMART.
+
+    Args:
+      beta, n_samples, seed: the :class:`Gumbel` parameters.
+      lambdamart_params: :class:`LambdaMART` parameters; with ``lightgbm=True`` the inner
+        objective is ``LambdaMART.lightgbm(**rest)`` (LightGBM parameter names), as in the
+        paper's LightGBM runs.
+
+    Returns:
+      a :class:`Gumbel` objective.
     """
     if lambdamart_params.pop("lightgbm", False):
         inner = LambdaMART.lightgbm(**lambdamart_params)
