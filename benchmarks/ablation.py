@@ -24,54 +24,35 @@ command) are reused. Outputs: ``ablation.md``, ``ablation_runs.csv``, ``ablation
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
-from pathlib import Path
 
-from . import _harness as H
+from ._data import TARGETS
+from ._methods import ABLATION_LABELS, ABLATION_METHODS
+from ._reports import fmt, plot_bars, plot_curves
+from ._stats import paired_test, summarise
+from ._study import run_study, study_parser
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    H.add_common_args(ap, default_budget=5, default_folds=[1, 2, 3, 4, 5])
-    ap.add_argument("--boosters", nargs="+", default=["lightgbm"], choices=H.BOOSTERS)
-    ap.add_argument("--target", default="NDCG@5", choices=H.TARGETS)
-    ap.add_argument("--report-only", action="store_true")
+    ap = study_parser(__doc__, default_boosters=["lightgbm"])
+    ap.add_argument("--target", default="NDCG@5", choices=TARGETS)
     args = ap.parse_args(argv)
-    if args.dataset == "lightgbm_lambdarank":
-        args.folds = [1]
-    started = time.time()
-    out = Path(args.out) if args.out else H.RESULTS / args.dataset
-    space = H.Space(lr_min=args.lr_min)
-    cfg = H.TrainConfig(max_trees=args.max_trees, patience=args.patience, threads=args.threads)
-    cache = H.Cache(out, "ablation_runs.jsonl")
-    methods = H.ABLATION_METHODS
-    jobs = H.make_jobs(args.dataset, args.boosters, methods, [args.target], args.folds,
-                       args.seeds, args.budget)
-    if args.report_only:
-        rows = [r for r in (cache.get(H.stable_hash(j.key_dict(space, cfg))) for j in jobs) if r]
-    else:
-        rows = H.run_all(jobs, args.dataset, space, cfg, cache, progress=not args.no_progress,
-                         log=lambda s: print(s, file=sys.stderr, flush=True))
-    selected = H.select_runs(rows)
-    summary = H.summarise(selected)
-    summary_skip = H.summarise(selected, "_skip")
-    H.write_csv(rows, selected, out / "ablation_runs.csv")
+    methods = ABLATION_METHODS
+    study = run_study(args, methods, [args.target], "ablation_runs.jsonl")
+    selected, out = study.selected, study.out
+    summary = summarise(selected)
+    summary_skip = summarise(selected, "_skip")
+    study.write_csv("ablation_runs.csv")
     metric = args.target
-    labels = H.ABLATION_LABELS
-    wall = sum(r.get("wall_s", 0.0) for r in rows)
-    n_trials = sum(1 for r in rows if "error" not in r)
-    lines = [f"# Ablation on {args.dataset} (StochasticRank paper, Table 3 protocol)", "",
-             f"Command: `python -m benchmarks.ablation {' '.join(sys.argv[1:])}`", ""]
-    lines += H.budget_lines(args, space, n_trials, len(selected), wall)
+    labels = ABLATION_LABELS
+    lines = study.header(f"Ablation on {args.dataset} (StochasticRank paper, Table 3 protocol)",
+                         "ablation")
     lines += [f"- Target {metric}; test metrics with worst-permutation ties; mean ± 95% CI "
               "(Student t) over folds x seeds. 'default': queries without a relevant document "
               "score NDCG = 1; 'skip': they are left out.",
               "- One noise sample per gradient for REINFORCE and CCS (as in the paper). 'trees': "
               "mean number of trees of the selected (early-stopped) models.",
-              f"- {H.environment_line(cfg)}; wall clock of this invocation "
-              f"{(time.time() - started) / 60:.1f} min (cached trials are not retrained).",
+              f"- {study.environment()}.",
               ""]
     for booster in args.boosters:
         present = [m for m in methods if (booster, m, args.target) in summary]
@@ -83,29 +64,27 @@ def main(argv=None):
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for m in present:
             s, k = summary[(booster, m, args.target)], summary_skip[(booster, m, args.target)]
-            lines.append(f"| {labels[m]} | {H.fmt(s[metric])} | {H.fmt(k[metric])} | "
-                         f"{H.fmt(s['NDCG@10'])} | {H.fmt(s['MRR'])} | {H.fmt(s['ERR@10'])} | "
+            lines.append(f"| {labels[m]} | {fmt(s[metric])} | {fmt(k[metric])} | "
+                         f"{fmt(s['NDCG@10'])} | {fmt(s['MRR'])} | {fmt(s['ERR@10'])} | "
                          f"{s['n']} | {s['trees']:.0f} |")
         lines.append("")
         # consecutive steps, as the paper discusses them
         for a, b in zip(present, present[1:]):
             for hi, lo in ((b, a), (a, b)):
-                res = H.paired_test(selected, booster, args.target, [hi, lo], metric)
+                res = paired_test(selected, booster, args.target, [hi, lo], metric)
                 if res and res[0] == hi:
                     best, second, p, n = res
                     lines.append(f"- {labels[best]} > {labels[second]}: paired one-tailed "
                                  f"t-test over {n} test queries, p = {p:.3g}")
         lines.append("")
         if not args.no_plots:
-            H.plot_curves(selected, booster, present, labels,
-                          out / f"ablation_curves_{booster}.png", target=args.target)
+            plot_curves(selected, booster, present, labels,
+                        out / f"ablation_curves_{booster}.png", target=args.target)
     if not args.no_plots:
-        H.plot_bars(summary, args.boosters, methods, labels, out / "ablation_bars.png")
+        plot_bars(summary, args.boosters, methods, labels, out / "ablation_bars.png")
     lines += ["Files: `ablation_runs.csv` (every trial), `ablation_bars.png`, "
               "`ablation_curves_<booster>.png`.", ""]
-    md = "\n".join(lines)
-    (out / "ablation.md").write_text(md)
-    print(md)
+    study.write_report("ablation.md", lines)
     return 0
 
 

@@ -5,7 +5,7 @@
         [--out benchmarks/results/<dataset>_defaults]
 
 MQ2008 has 5 folds; the LightGBM lambdarank sample one train/test split, whose validation set
-is a fixed 20% of the training queries (:func:`benchmarks._harness.load_split`).
+is a fixed 20% of the training queries (:func:`benchmarks._data.load_split`).
 
 No tuning at all: every method gets the same booster settings (learning rate 0.1, ``--depth``
 6 or 4 -- LightGBM ``max_depth = depth``, ``num_leaves = 2^depth`` --, the booster's own L2
@@ -35,7 +35,8 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from . import _harness as H
+from ._data import load_split, test_metrics
+from ._trials import TRAINERS, TrainConfig
 
 METHODS = {"SR-R1soft": ("sr_r1soft", {}), "SR-R1": ("sr_r1", {"mu": 0.1}),
            "native LambdaMART": ("native_lambdamart", {}),
@@ -49,9 +50,9 @@ def run_one(booster, method, target, fold, seed, split, cfg, depth=6):
     key, extra = METHODS[method]
     p = {"learning_rate": 0.1, "depth": depth, "l2": L2_DEFAULT[booster], **extra}
     start = time.perf_counter()
-    predict, _, n_trees = H.TRAINERS[booster](key, target, p, seed, split, cfg)
+    predict, _, n_trees = TRAINERS[booster](key, target, p, seed, split, cfg)
     wall = time.perf_counter() - start
-    per, has_rel = H.test_metrics(np.asarray(predict(split.test.X), np.float64), split.test,
+    per, has_rel = test_metrics(np.asarray(predict(split.test.X), np.float64), split.test,
                                   split.grade_max)
     values = per[TEST_METRIC[target]][has_rel]
     return dict(booster=booster, method=method, target=target, fold=fold, seed=seed,
@@ -108,14 +109,14 @@ def main(argv=None):
         args.folds = [1, 2, 3, 4, 5] if args.dataset == "mq2008" else [1]
     if args.out is None:
         args.out = Path(f"benchmarks/results/{args.dataset}_defaults")
-    cfg = H.TrainConfig(max_trees=args.max_trees, patience=50, threads=1)
+    cfg = TrainConfig(max_trees=args.max_trees, patience=50, threads=1)
     args.out.mkdir(parents=True, exist_ok=True)
     tag = "_".join(args.boosters) + ("" if args.depth == 6 else f"_depth{args.depth}")
     cache = args.out / f"defaults_{tag}.jsonl"
     rows = [json.loads(line) for line in cache.read_text().splitlines()] if cache.exists() else []
     done = {(r["booster"], r["method"], r["target"], r["fold"], r["seed"]) for r in rows}
     for fold in args.folds:
-        split = H.load_split(args.dataset, fold)
+        split = load_split(args.dataset, fold)
         for booster in args.boosters:
             for target in TARGETS:
                 for method in args.methods:

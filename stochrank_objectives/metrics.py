@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cascade import CascadeSpec, with_virtual_documents
+from .objectives.metric_spec import MetricSpec, with_virtual_documents
 from .groups import _check_int, validate_grouped
 from .kernels.metrics import (
     TIE_BEST,
@@ -93,11 +93,13 @@ def _finish(values, has_relevant, no_relevant, default, per_query, offs):
 def _cascade_metric(name, scores, labels, query_offsets, k, ties, no_relevant, per_query,
                     default_policy, **spec_kwargs):
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    spec = CascadeSpec.make(name, top=k, **spec_kwargs)
+    spec = MetricSpec.make(name, top=k, **spec_kwargs)
     tie = _tie_code(ties, name in ("NDCG", "DCG"), name)
-    gain, cont, pos_weight, t, ideal, scale = spec.kernel_args(labels, offs)
-    raw = cascade_metric_per_query(scores, labels, gain, cont, offs, pos_weight, t, tie)
-    return _finish(raw * scale, ideal > 0.0, no_relevant, default_policy, per_query, offs)
+    args = spec.kernel_args(labels, offs)
+    raw = cascade_metric_per_query(scores, labels, args.gain, args.continuation, offs,
+                                   args.position_weights, args.cutoff, tie)
+    return _finish(raw * args.scale, args.ideal > 0.0, no_relevant, default_policy, per_query,
+                   offs)
 
 
 def dcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst",
@@ -233,9 +235,10 @@ def filtered_dcg(scores, labels, query_offsets, k=None, *, gain="exp2", order="s
     if order not in FILTERED_ORDERS:
         raise ValueError(f"order must be one of {FILTERED_ORDERS}, got {order!r}")
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    spec = CascadeSpec.make("FILTEREDDCG", top=k, gain=gain)
+    spec = MetricSpec.make("FILTEREDDCG", top=k, gain=gain)
     tie = _tie_code(ties, False, "FilteredDCG")
-    gain_arr, cont, pos_weight, t, ideal, _ = spec.kernel_args(labels, offs)
+    args = spec.kernel_args(labels, offs)
+    gain_arr, cont, pos_weight, t = args.gain, args.continuation, args.position_weights, args.cutoff
     sizes = np.diff(offs)
     if order == "input":
         kept = scores >= 0.0
@@ -253,7 +256,7 @@ def filtered_dcg(scores, labels, query_offsets, k=None, *, gain="exp2", order="s
             arr[real] = values
         raw = cascade_metric_per_query(ext[0], ext[1], ext[2], ext[3], ext_offs, pos_weight, t,
                                        tie)
-    return _finish(raw, ideal > 0.0, no_relevant, "zero", per_query, offs)
+    return _finish(raw, args.ideal > 0.0, no_relevant, "zero", per_query, offs)
 
 
 def precision_at_k(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst",
@@ -272,7 +275,7 @@ def precision_at_k(scores, labels, query_offsets, k=None, *, threshold=0.0, ties
     k = _check_int(k, "k", 1, allow_none=True)
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     tie = _tie_code(ties, True, "precision")
-    spec = CascadeSpec.make("MRR", top=k, threshold=threshold)
+    spec = MetricSpec.make("MRR", top=k, threshold=threshold)
     relevant, _ = spec.gain_and_continuation(labels)
     sizes = np.diff(offs)
     if k is None:
@@ -302,7 +305,7 @@ def average_precision(scores, labels, query_offsets, k=None, *, threshold=0.0, t
     """
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     tie = _tie_code(ties, False, "MAP")
-    spec = CascadeSpec.make("MRR", top=k, threshold=threshold)
+    spec = MetricSpec.make("MRR", top=k, threshold=threshold)
     relevant, _ = spec.gain_and_continuation(labels)
     sizes = np.diff(offs)
     top = spec.cutoff(int(sizes.max()) if sizes.size else 0)

@@ -45,6 +45,11 @@ def test_softrank_is_stochastic_rank_without_shift_and_sfa(kwargs):
     assert ours.loss(scores, labels, offs) == pytest.approx(ref.loss(scores, labels, offs))
 
 
+def _first_use(obj):
+    """Parameters are checked when an objective is first used (``__init__`` only stores)."""
+    return obj.grad_hess(np.array([0.5, 0.0]), np.array([1.0, 0.0]), np.array([0, 2]))
+
+
 @pytest.mark.parametrize("kwargs,exc,name", [
     ({"sigma": 0.0}, ValueError, "sigma"), ({"sigma": -1}, ValueError, "sigma"),
     ({"top": 0}, ValueError, "top"), ({"mu": 1.0}, TypeError, "mu"),
@@ -52,7 +57,7 @@ def test_softrank_is_stochastic_rank_without_shift_and_sfa(kwargs):
 ])
 def test_softrank_bad_parameters(kwargs, exc, name):
     with pytest.raises(exc, match=name):
-        SoftRank(**kwargs)
+        _first_use(SoftRank(**kwargs))
     with pytest.raises(ValueError, match="unknown parameter"):
         SoftRank().set_params(mu=1.0)
 
@@ -161,7 +166,7 @@ def test_smooth_ndcg_degenerate_queries_and_bad_input():
                               ({"start_iterations": -1}, ValueError, "start_iterations"),
                               ({"top": 0}, ValueError, "top"), ({"eta": 1}, TypeError, "eta")]:
         with pytest.raises(exc, match=name):
-            SmoothNDCG(**kwargs)
+            _first_use(SmoothNDCG(**kwargs))
     with pytest.raises(ValueError, match="labels"):
         obj.grad_hess(np.zeros(2), np.array([1.0, -1.0]), [0, 2])
     with pytest.raises(ValueError, match="iteration"):
@@ -263,7 +268,7 @@ def test_dcgrr_loss_degenerate_and_bad_input():
                               ({"n_samples": 0}, ValueError, "n_samples"),
                               ({"seed": -2}, ValueError, "seed"), ({"mu": 1.0}, TypeError, "mu")]:
         with pytest.raises(exc, match=name):
-            StochasticRankDCGRR(**kwargs)
+            _first_use(StochasticRankDCGRR(**kwargs))
     with pytest.raises(ValueError, match="labels"):
         obj.grad_hess(np.zeros(2), np.array([1.0, -1.0]), [0, 2])
     with pytest.raises(ValueError, match="noise"):
@@ -315,9 +320,9 @@ def test_xgboost_mode_pair_by_hand():
     np.testing.assert_allclose(h, 2e-16 * (1 - 1 / np.log2(3.0)) / 60.01, rtol=1e-12)
     assert LambdaMART.xgboost(ndcg_exp_gain=False).gain == "linear"
     with pytest.raises(ValueError, match="compat"):
-        LambdaMART(compat="xgboost", metric="MRR")
+        _first_use(LambdaMART(compat="xgboost", metric="MRR"))
     with pytest.raises(ValueError, match="label_gain"):
-        LambdaMART(compat="xgboost", label_gain=[0.0, 1.0])
+        _first_use(LambdaMART(compat="xgboost", label_gain=[0.0, 1.0]))
     with pytest.raises(TypeError, match="ndcg_exp_gain"):
         LambdaMART.xgboost(ndcg_exp_gain="yes")
 

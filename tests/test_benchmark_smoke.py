@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from benchmarks import _harness as H
+from benchmarks import _data, _methods, _search, _stats, _trials
 from benchmarks import ablation, compare
 
 TINY = ["--folds", "1", "--budget", "1", "--max-trees", "4", "--patience", "2", "--no-progress"]
@@ -22,7 +22,7 @@ def test_compare_runs_end_to_end_and_resumes(tmp_path):
     assert len(rows) == 3 + 3 + 4
     assert not [r for r in rows if "error" in r]
     for r in rows:
-        for m in H.TEST_METRICS:
+        for m in _data.TEST_METRICS:
             assert 0.0 <= r[f"test_{m}"] <= 1.0 and 0.0 <= r[f"test_{m}_skip"] <= 1.0
         assert 1 <= r["n_trees"] <= 4 and len(r["valid_curve"]) >= r["n_trees"]
     md = (tmp_path / "compare.md").read_text()
@@ -40,26 +40,26 @@ def test_compare_runs_end_to_end_and_resumes(tmp_path):
 def test_ablation_runs_end_to_end(tmp_path):
     assert ablation.main(TINY + ["--out", str(tmp_path), "--no-plots"]) == 0
     md = (tmp_path / "ablation.md").read_text()
-    for label in H.ABLATION_LABELS.values():
+    for label in _methods.ABLATION_LABELS.values():
         assert f"| {label} |" in md
 
 
 def test_random_search_is_keyed_by_the_trial():
-    space, cfg = H.Space(), H.TrainConfig()
-    job = H.Job("mq2008", "lightgbm", "sr_r1", "NDCG@5", 1, 0, 0)
-    other = H.Job("mq2008", "lightgbm", "sr_r1", "NDCG@5", 1, 0, 1)
-    assert H.stable_hash(job.key_dict(space, cfg)) != H.stable_hash(other.key_dict(space, cfg))
+    space, cfg = _search.Space(), _trials.TrainConfig()
+    job = _trials.Job("mq2008", "lightgbm", "sr_r1", "NDCG@5", 1, 0, 0)
+    other = _trials.Job("mq2008", "lightgbm", "sr_r1", "NDCG@5", 1, 0, 1)
+    assert _trials.stable_hash(job.key_dict(space, cfg)) != _trials.stable_hash(other.key_dict(space, cfg))
     rng = np.random.default_rng(0)
-    p = H.sample_params("sr_r1", space, rng)
+    p = _search.sample_params("sr_r1", space, rng)
     assert p["l2"] == 0.0 and 1e-2 <= p["mu"] <= 10 and 1e8 <= p["diffusion_temperature"] <= 1e11
-    q = H.sample_params("e_lambdamart", space, rng)
+    q = _search.sample_params("e_lambdamart", space, rng)
     assert 0.1 <= q["l2"] <= 10 and 0 < q["beta"] <= 1 and "mu" not in q
 
 
 def test_confidence_interval_and_paired_test():
-    mean, half = H.mean_ci([0.5, 0.7])
+    mean, half = _stats.mean_ci([0.5, 0.7])
     assert mean == 0.6 and half > 0.1
-    assert np.isnan(H.mean_ci([0.5])[1])
+    assert np.isnan(_stats.mean_ci([0.5])[1])
 
 
 def test_global_optimum_instances_are_multimodal_and_enumerated():

@@ -167,8 +167,8 @@ def test_thread_count_does_not_change_output(metric, top):
     (dict(metric="pfund"), ValueError, "metric"),
 ])
 def test_bad_parameters_name_the_field(kwargs, error, field):
-    with pytest.raises(error, match=field):
-        StochasticRank(**kwargs)
+    with pytest.raises(error, match=field):  # checked at first use: __init__ only stores
+        StochasticRank(**kwargs).sigma_at(0)
     obj = StochasticRank(metric="NDCG")
     with pytest.raises(error, match=field):
         obj.set_params(**kwargs)

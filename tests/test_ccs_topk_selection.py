@@ -20,7 +20,7 @@ import pytest
 from _reference import on_one_and_two_threads, random_query_set
 
 from stochrank_objectives import draw_noise, query_offsets_from_sizes, stochastic_rank_gradient
-from stochrank_objectives._cascade import CascadeSpec
+from stochrank_objectives.objectives import MetricSpec
 from stochrank_objectives.kernels.ccs import (
     PATH_AUTO,
     PATH_SELECT,
@@ -49,15 +49,16 @@ SIZES = list(range(2, 41)) + [57, 64, 99, 128, 200, 333, 500]
 def _query_args(metric, opts, top, scores, labels, noise):
     """The kernel arguments of one query as the objective builds them (FilteredDCG: with its
     virtual document at the fixed score 0 appended)."""
-    spec = CascadeSpec.make(metric, top, **opts)
+    spec = MetricSpec.make(metric, top, **opts)
     offs = np.array([0, scores.size])
-    gain, cont, pos_weight, t, _, scale = spec.kernel_args(labels, offs)
+    args = spec.kernel_args(labels, offs)
+    gain, cont, pos_weight, t = args.gain, args.continuation, args.position_weights, args.cutoff
     if spec.needs_virtual_document:
         scores = np.append(scores, 0.0)
         gain = np.append(gain, 0.0)
         cont = np.append(cont, 0.0)
         noise = np.append(noise, 0.0)
-    return spec, scores, gain, cont, noise, pos_weight, t, float(scale[0])
+    return spec, scores, gain, cont, noise, pos_weight, t, float(args.scale[0])
 
 
 def _sample(spec, path, shifted, gain, cont, noise, pos_weight, t, scale, sigma, translation):
@@ -120,7 +121,7 @@ def test_seeded_estimator_equals_full_sort_kernel_on_any_thread_count(metric, to
         scores, labels, offs, n_samples=2, seed=4, iteration=3, **kw))
     assert np.array_equal(one, two)
     noise = draw_noise(offs, 2, 4, 3)
-    spec = CascadeSpec.make(metric, top, **opts)
+    spec = MetricSpec.make(metric, top, **opts)
     shifted = scores - 0.5 * 0.7 * labels
     translation = not spec.needs_virtual_document
     ref = np.zeros(scores.size)

@@ -78,12 +78,13 @@ def test_seed_out_of_range_names_the_field(seed):
     from stochrank_objectives.baselines import Gumbel, StochasticRankDCGRR
 
     message = r"seed must be in \[0, 2\*\*63 - 1\] \(<= 9223372036854775807\)"
+    labels, offs2 = np.array([1.0, 0.0]), np.array([0, 2])  # checked at first use
     with pytest.raises(ValueError, match=message):
-        StochasticRank(seed=seed)
+        StochasticRank(seed=seed).grad_hess(np.zeros(2), labels, offs2)
     for make in (lambda: Gumbel(StochasticRank(), seed=seed),
                  lambda: StochasticRankDCGRR(seed=seed)):
         with pytest.raises(ValueError, match="seed must be in"):
-            make()
+            make().grad_hess(np.zeros(2), labels, offs2)
     offs = np.array([0, 3, 6])
     with pytest.raises(ValueError, match="seed must be in"):
         draw_noise(offs, 1, seed)

@@ -114,8 +114,8 @@ def test_sigma_schedule():
     ("sigma_min", "x", TypeError), ("anneal_half_life", -1.0, ValueError),
     ("anneal_half_life", float("inf"), ValueError)])
 def test_new_parameters_bad_input(field, value, exc):
-    with pytest.raises(exc, match=field):
-        StochasticRank(**{field: value})
+    with pytest.raises(exc, match=field):  # checked at first use: __init__ only stores
+        StochasticRank(**{field: value}).sigma_at(0)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ Every cascade metric here has the form (supplement D of the StochasticRank paper
 with ``s`` the documents sorted by score (descending), ``w_p`` a position weight (zero from
 position ``T`` on), ``g`` the per-document gain and ``d`` the per-document probability of
 continuing past it. NDCG/DCG have ``d = 1``; ERR and MRR have ``d = 1 - g``. The per-document
-``g`` and ``d`` are precomputed from the labels by the caller (see ``_cascade.py``), so one
-kernel serves every metric.
+``g`` and ``d`` are precomputed from the labels by the caller (see
+``objectives/metric_spec.py``), so one kernel serves every metric.
 
 Tie policies (documents with equal scores):
 

@@ -1,4 +1,8 @@
-"""Metric definitions for the StochasticRank kernels: labels -> per-document arrays, position weights.
+"""The metric specification: labels -> per-document gains, position weights, ideal values.
+
+:class:`MetricSpec` is the validated definition of one ranking metric that the StochasticRank
+kernels, the metric functions and the CatBoost adapter share; :meth:`MetricSpec.kernel_args`
+gives the kernels' arrays as a :class:`KernelArgs` (named fields).
 
 The cascade metrics share the form of supplement D,
 ``M = scale_q * sum_{p < T} w_p g(r_{s_p}) prod_{u < p} d(r_{s_u})``:
@@ -40,11 +44,16 @@ metric         value                                                       weigh
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from .groups import _check_float, _check_int
-from .kernels.metrics import ideal_values
+from ..groups import _check_float, _check_int, validate_grouped
+from ..kernels._common import dcg_discounts, inverse_ideal_dcg
+from ..kernels.metrics import ideal_values
+
+__all__ = ["MetricSpec", "KernelArgs", "METRICS", "GAINS", "canonical_metric", "ndcg_gains",
+           "inverse_full_idcg", "ndcg_inputs"]
 
 CASCADE_METRICS = ("NDCG", "DCG", "ERR", "MRR", "PFOUND", "FILTEREDDCG")
 COUNTING_METRICS = ("PRECISION", "MAP")
@@ -73,9 +82,51 @@ def with_virtual_documents(query_offsets):
     return ext_offs, real
 
 
+class KernelArgs(NamedTuple):
+    """The arrays a metric kernel takes, from :meth:`MetricSpec.kernel_args`.
+
+    Fields: ``gain`` and ``continuation`` per document, ``position_weights`` ``w_p`` (zero
+    from ``cutoff`` on), ``cutoff`` ``T``, ``ideal`` (each query's best raw value) and
+    ``scale`` (per query, the factor of the raw value: 1 / IDCG for NDCG, 1 / R for MAP).
+    """
+
+    gain: np.ndarray
+    continuation: np.ndarray
+    position_weights: np.ndarray
+    cutoff: int
+    ideal: np.ndarray
+    scale: np.ndarray
+
+
 @dataclass(frozen=True)
-class CascadeSpec:
-    """A validated metric definition (see the module table)."""
+class MetricSpec:
+    """A validated metric definition: which metric, its cutoff and its gain options.
+
+    Example:
+
+    >>> import numpy as np
+    >>> spec = MetricSpec.make("ndcg", top=2)
+    >>> args = spec.kernel_args(np.array([2.0, 0.0, 1.0]), np.array([0, 3]))
+    >>> args.gain.tolist(), args.cutoff
+    ([3.0, 0.0, 1.0], 2)
+
+    Formula: ``M = scale_q * sum_{p < T} w_p g(r_{s_p}) prod_{u < p} d(r_{s_u})`` with the
+    gain ``g``, continuation ``d`` and weights ``w`` of the module table.
+
+    Source: Ustimenko & Prokhorenkova (ICML 2020), supplement D; CatBoost's definitions of
+    PFound and FilteredDCG.
+
+    Args (of :meth:`make`, which validates; the constructor does not):
+      metric: one of :data:`METRICS`, case-insensitive.
+      top: cutoff k (``None`` = whole list; required for Precision).
+      gain: ``"exp2"`` (``2^r - 1``) or ``"linear"`` (``r``), for the DCG family.
+      grade_max: ERR's grade mapping ``(2^r - 1) / 2^grade_max``; ``None``: probabilities.
+      threshold: relevance of MRR / Precision / MAP, ``label > threshold``.
+      decay: PFound's continuation probability past a non-relevant document, in [0, 1].
+
+    Returns:
+      :meth:`make`: the frozen specification (hashable, compared by value).
+    """
 
     metric: str
     top: int | None = None
@@ -180,8 +231,8 @@ class CascadeSpec:
             w[:t] = 1.0 / (p + 1.0)
         return w
 
-    def kernel_args(self, labels: np.ndarray, query_offsets: np.ndarray):
-        """Everything the kernels need: ``(gain, cont, pos_weight, T, ideal, scale)``.
+    def kernel_args(self, labels: np.ndarray, query_offsets: np.ndarray) -> KernelArgs:
+        """Everything the kernels need, as a :class:`KernelArgs`.
 
         ``ideal`` is each query's best achievable raw value (0 means no relevant document; for
         Precision and MAP the number of relevant documents); ``scale`` is 1 / IDCG for NDCG
@@ -202,10 +253,64 @@ class CascadeSpec:
                 scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)
             else:
                 scale = np.ones_like(ideal)
-            return gain, cont, pos_weight, t, ideal, scale
+            return KernelArgs(gain, cont, pos_weight, t, ideal, scale)
         ideal = ideal_values(gain, cont, query_offsets, pos_weight, t)
         if self.metric == "NDCG":
             scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)
         else:
             scale = np.ones_like(ideal)
-        return gain, cont, pos_weight, t, ideal, scale
+        return KernelArgs(gain, cont, pos_weight, t, ideal, scale)
+
+
+def ndcg_gains(labels, gain):
+    """The NDCG gains ``2^r - 1`` (``gain="exp2"``) or ``r`` (``"linear"``) of ``labels``.
+
+    Example: ``ndcg_gains(np.array([2.0, 0.0]), "exp2")`` is ``[3.0, 0.0]``.
+
+    Args:
+      labels: float64 labels (the exp2 domain, ``r <= 31``, is checked).
+      gain: ``"exp2"`` or ``"linear"``.
+
+    Returns:
+      float64 array, one gain per document.
+    """
+    return MetricSpec.make("NDCG", None, gain).gain_and_continuation(labels)[0]
+
+
+def inverse_full_idcg(gains, query_offsets):
+    """Per query ``1 / IDCG`` of the whole list (0 where IDCG is 0).
+
+    Example: gains ``[3, 1]`` in one query give ``1 / (3 + 1 / log2(3))``.
+
+    Formula: ``IDCG = sum_p g_(p) / log2(p + 2)``, gains sorted descending.
+
+    Args:
+      gains: float64 gains per document.
+      query_offsets: int64 CSR offsets.
+
+    Returns:
+      float64 array, one value per query.
+    """
+    sizes = np.diff(query_offsets)
+    max_n = int(sizes.max()) if sizes.size else 0
+    disc = dcg_discounts(max_n, max_n)
+    return inverse_ideal_dcg(gains, gains, query_offsets, disc, max_n)
+
+
+def ndcg_inputs(scores, labels, query_offsets, gain, iteration=0):
+    """Validated grouped arrays with their NDCG gains and inverse ideal DCGs (whole lists).
+
+    Example: ``scores, labels, offs, gains, inv_idcg = ndcg_inputs(s, y, [0, 3], "exp2")``.
+
+    Args:
+      scores, labels, query_offsets: grouped data (validated here).
+      gain: ``"exp2"`` or ``"linear"``.
+      iteration: the boosting iteration (checked: an integer >= 0; the gains ignore it).
+
+    Returns:
+      ``(scores, labels, offsets, gains, inverse_idcg)``, float64 / int64 arrays.
+    """
+    _check_int(iteration, "iteration", 0)
+    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    gains = ndcg_gains(labels, gain)
+    return scores, labels, offs, gains, inverse_full_idcg(gains, offs)

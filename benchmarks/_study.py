@@ -1,0 +1,115 @@
+"""One study runner for :mod:`benchmarks.compare` and :mod:`benchmarks.ablation`: parse the
+shared options, run (or read from the cache) every trial, select the runs, and start the report.
+
+Example::
+
+    ap = study_parser(__doc__, default_boosters=["lightgbm"])
+    args = ap.parse_args(argv)
+    study = run_study(args, methods, targets, "ablation_runs.jsonl")
+    lines = study.header("Ablation on mq2008", "ablation")
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._data import BOOSTERS, RESULTS
+from ._reports import budget_lines, environment_line, write_csv
+from ._search import Space
+from ._stats import select_runs
+from ._trials import Cache, TrainConfig, make_jobs, run_all, stable_hash
+
+
+def add_common_args(ap, default_budget, default_folds):
+    """The options every study takes (data, budget, training, output)."""
+    ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"])
+    ap.add_argument("--folds", type=int, nargs="+", default=default_folds)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
+    ap.add_argument("--budget", type=int, default=default_budget,
+                    help="random-search trials per (booster, method, target, fold, seed)")
+    ap.add_argument("--max-trees", type=int, default=300)
+    ap.add_argument("--patience", type=int, default=50, help="early-stopping rounds")
+    ap.add_argument("--lr-min", type=float, default=1e-2,
+                    help="lower end of the log-uniform learning rate (paper: 1e-3 with 1000 "
+                         "trees)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", default=None, help="output folder (default "
+                                                "benchmarks/results/<dataset>)")
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-plots", action="store_true")
+
+
+def study_parser(doc: str, default_boosters) -> argparse.ArgumentParser:
+    """A parser with the shared options, ``--boosters`` and ``--report-only``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    add_common_args(ap, default_budget=5, default_folds=[1, 2, 3, 4, 5])
+    ap.add_argument("--boosters", nargs="+", default=list(default_boosters), choices=BOOSTERS)
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the tables and plots from the cache without training")
+    return ap
+
+
+@dataclass
+class Study:
+    """What a study ran: its options, folder, configuration, every trial and the selected runs."""
+
+    args: argparse.Namespace
+    out: Path
+    space: Space
+    cfg: TrainConfig
+    rows: list
+    selected: dict
+    started: float
+    wall: float = field(init=False)
+    n_trials: int = field(init=False)
+
+    def __post_init__(self):
+        self.wall = sum(r.get("wall_s", 0.0) for r in self.rows)
+        self.n_trials = sum(1 for r in self.rows if "error" not in r)
+
+    def header(self, title: str, command: str, note: tuple = ()) -> list:
+        """The report's title, command line, ``note`` lines and budget lines."""
+        return [f"# {title}", "",
+                f"Command: `python -m benchmarks.{command} {' '.join(sys.argv[1:])}`", "",
+                *note, *budget_lines(self.args, self.space, self.n_trials, len(self.selected),
+                              self.wall)]
+
+    def environment(self) -> str:
+        """The environment line with this invocation's wall clock."""
+        return (f"{environment_line(self.cfg)}; wall clock of this invocation "
+                f"{(time.time() - self.started) / 60:.1f} min (cached trials are not "
+                "retrained)")
+
+    def write_csv(self, name: str):
+        write_csv(self.rows, self.selected, self.out / name)
+
+    def write_report(self, name: str, lines: list) -> str:
+        """Write the markdown to ``out/name``, print it and return it."""
+        md = "\n".join(lines)
+        (self.out / name).write_text(md)
+        print(md)
+        return md
+
+
+def run_study(args, methods, targets, cache_name: str) -> Study:
+    """Run every (booster, method, target, fold, seed, trial) of ``args`` not in the cache
+    ``out/cache_name`` (with ``--report-only`` only read it) and select the runs."""
+    started = time.time()
+    if args.dataset == "lightgbm_lambdarank":
+        args.folds = [1]  # the LightGBM sample has one train/test split
+    out = Path(args.out) if args.out else RESULTS / args.dataset
+    space = Space(lr_min=args.lr_min)
+    cfg = TrainConfig(max_trees=args.max_trees, patience=args.patience, threads=args.threads)
+    cache = Cache(out, cache_name)
+    jobs = make_jobs(args.dataset, args.boosters, methods, targets, args.folds, args.seeds,
+                     args.budget)
+    if args.report_only:
+        rows = [r for r in (cache.get(stable_hash(j.key_dict(space, cfg))) for j in jobs) if r]
+    else:
+        rows = run_all(jobs, args.dataset, space, cfg, cache, progress=not args.no_progress,
+                       log=lambda s: print(s, file=sys.stderr, flush=True))
+    return Study(args, out, space, cfg, rows, select_runs(rows), started)

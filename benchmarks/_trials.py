@@ -1,0 +1,278 @@
+"""Trials: one training per booster with early stopping on the validation split, evaluation on
+the test split, a resumable cache of finished trials and the loop that runs them.
+
+Protocol of one *trial*: ``(booster, method, target, fold, seed, trial)``. Its hyper-parameters
+are drawn from the search space with a random generator keyed by that tuple (so an interrupted
+benchmark draws the same ones again), the model is trained on train with early stopping on the
+validation split's target metric, and the validation and test metrics of the early-stopped
+model are recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._data import Split, eval_target, load_split, target_labels, target_metric, test_metrics
+from ._methods import METHODS, make_sglb, applicable, make_objective
+from ._search import SPACE_VERSION, Space, sample_params
+
+
+def stable_hash(obj) -> str:
+    """16 hex digits of the SHA-256 of ``obj`` as sorted JSON (a trial's cache key)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class TrainConfig:
+    max_trees: int = 300
+    patience: int = 50
+    threads: int = 1
+
+
+def _set_numba_threads(threads):
+    try:
+        import numba
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    except Exception:  # pragma: no cover - numba always present with the package
+        pass
+
+
+def train_lightgbm(method, target, p, seed, split: Split, cfg: TrainConfig):
+    import lightgbm as lgb
+    from stochrank_objectives.adapters.lightgbm import LGBMMetric, LGBMObjective
+
+    tr, va = split.train, split.valid
+    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
+    metric, k = target_metric(target)
+    params = {"learning_rate": p["learning_rate"], "max_depth": p["depth"],
+              "num_leaves": min(2 ** p["depth"], 255), "lambda_l2": p["l2"],
+              "num_threads": cfg.threads, "verbose": -1, "metric": "None", "seed": seed,
+              "deterministic": True, "force_col_wise": True}
+    callbacks = [lgb.early_stopping(cfg.patience, verbose=False)]
+    adapter = None
+    if method == "native_lambdamart":
+        params.update(objective="lambdarank", lambdarank_truncation_level=5)
+    else:
+        adapter = LGBMObjective(make_objective(method, target, p, seed), sglb=make_sglb(p, seed))
+        params["objective"] = adapter
+        callbacks.append(adapter.callback())
+    history = {}
+    callbacks.append(lgb.record_evaluation(history))
+    dtr = lgb.Dataset(tr.X, ytr, group=tr.group_sizes, free_raw_data=False)
+    dva = lgb.Dataset(va.X, yva, group=va.group_sizes, reference=dtr)
+    booster = lgb.train(params, dtr, cfg.max_trees, valid_sets=[dva], valid_names=["valid"],
+                        feval=LGBMMetric(metric, k), callbacks=callbacks)
+    if adapter is not None:
+        adapter.finalize(booster)
+    curve = list(next(iter(history["valid"].values())))
+    return (lambda X: booster.predict(X)), curve, booster.current_iteration()
+
+
+def train_xgboost(method, target, p, seed, split: Split, cfg: TrainConfig):
+    import xgboost as xgb
+    from stochrank_objectives.adapters.xgboost import StochasticXGBRanker, XGBMetric
+
+    tr, va = split.train, split.valid
+    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
+    metric, k = target_metric(target)
+    tree = {"max_depth": p["depth"], "reg_lambda": p["l2"], "tree_method": "hist"}
+    if method == "native_lambdamart":
+        params = dict(tree, objective="rank:ndcg", lambdarank_pair_method="topk",
+                      lambdarank_num_pair_per_sample=5, learning_rate=p["learning_rate"],
+                      nthread=cfg.threads, seed=seed, disable_default_eval_metric=1)
+        # XGBoost needs non-decreasing qid: use the query index (MQ2008 folds 4-5 are not sorted)
+        dtr = xgb.DMatrix(tr.X, ytr, qid=np.repeat(np.arange(tr.n_queries), tr.group_sizes))
+        dva = xgb.DMatrix(va.X, yva, qid=np.repeat(np.arange(va.n_queries), va.group_sizes))
+        history = {}
+        booster = xgb.train(params, dtr, cfg.max_trees, evals=[(dva, "valid")],
+                            custom_metric=XGBMetric(metric, k), maximize=True,
+                            early_stopping_rounds=cfg.patience, evals_result=history,
+                            verbose_eval=False)
+        best = int(booster.attr("best_iteration"))
+        booster = booster[: best + 1]
+        curve = list(next(iter(history["valid"].values())))
+
+        def predict(X):
+            return booster.predict(xgb.DMatrix(X), output_margin=True)
+        return predict, curve, best + 1
+    ranker = StochasticXGBRanker(make_objective(method, target, p, seed),
+                                 n_estimators=cfg.max_trees, learning_rate=p["learning_rate"],
+                                 sglb=make_sglb(p, seed), eval_metric=XGBMetric(metric, k),
+                                 early_stopping_rounds=cfg.patience, random_state=seed,
+                                 n_jobs=cfg.threads, **tree)
+    ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva)], eval_qid=[va.qid])
+    curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
+    return ranker.predict, curve, ranker.get_booster().num_boosted_rounds()
+
+
+def _catboost_eval_metric(target):
+    return "NDCG:top=5;type=Exp" if target == "NDCG@5" else "MRR"
+
+
+def train_catboost(method, target, p, seed, split: Split, cfg: TrainConfig):
+    from catboost import CatBoost, Pool
+    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
+
+    tr, va = split.train, split.valid
+    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
+    common = {"iterations": cfg.max_trees, "learning_rate": p["learning_rate"],
+              "depth": p["depth"], "l2_leaf_reg": p["l2"], "random_seed": seed,
+              "thread_count": cfg.threads, "eval_metric": _catboost_eval_metric(target),
+              "verbose": False, "allow_writing_files": False}
+    if "model_shrink_rate" in p:
+        common.update(langevin=True, model_shrink_rate=p["model_shrink_rate"],
+                      diffusion_temperature=p["diffusion_temperature"])
+    if METHODS[method].native:
+        metric, k = target_metric(target)
+        if method == "native_yetirank":
+            loss = "YetiRank"
+        elif method == "native_lambdamart":
+            loss = f"LambdaMart:metric={metric}" + (f";top={k}" if k else "")
+        else:  # native StochasticRank (R1)
+            loss = (f"StochasticRank:metric={metric}" + (f";top={k}" if k else "")
+                    + f";mu={p['mu']}")
+        model = CatBoost(dict(common, loss_function=loss, use_best_model=True,
+                              od_type="Iter", od_wait=cfg.patience))
+        model.fit(Pool(tr.X, ytr, group_id=tr.qid), eval_set=Pool(va.X, yva, group_id=va.qid))
+        res = model.get_evals_result()
+        curve = list(next(iter(res["validation"].values())))
+        n = model.tree_count_
+
+        def predict(X):
+            return model.predict(X, prediction_type="RawFormulaVal")
+        return predict, curve, n
+    ranker = StochasticCatBoostRanker(make_objective(method, target, p, seed), **common)
+    ranker.fit(tr.X, ytr, group_id=tr.qid, eval_set=(va.X, yva, va.qid),
+               early_stopping_rounds=cfg.patience, use_best_model=True)
+    res = ranker.evals_result_
+    key = "validation" if "validation" in res else list(res)[-1]
+    curve = list(next(iter(res[key].values())))
+    return ranker.predict, curve, ranker.model_.tree_count_
+
+
+TRAINERS = {"lightgbm": train_lightgbm, "xgboost": train_xgboost, "catboost": train_catboost}
+
+
+# ---------------------------------------------------------------------------------- trials
+@dataclass
+class Job:
+    dataset: str
+    booster: str
+    method: str
+    target: str
+    fold: int
+    seed: int
+    trial: int
+
+    def key_dict(self, space: Space, cfg: TrainConfig) -> dict:
+        return {"dataset": self.dataset, "booster": self.booster, "method": self.method,
+                "target": self.target, "fold": self.fold, "seed": self.seed,
+                "trial": self.trial, "max_trees": cfg.max_trees, "patience": cfg.patience,
+                "space": space.as_dict(), "space_version": SPACE_VERSION}
+
+
+def run_trial(job: Job, split: Split, space: Space, cfg: TrainConfig) -> dict:
+    key = job.key_dict(space, cfg)
+    h = stable_hash(key)
+    rng = np.random.default_rng(int(h, 16) % (2 ** 63))
+    p = sample_params(job.method, space, rng)
+    obj_seed = job.seed * 1000 + job.trial
+    _set_numba_threads(cfg.threads)
+    t0 = time.perf_counter()
+    predict, curve, n_trees = TRAINERS[job.booster](job.method, job.target, p, obj_seed, split,
+                                                    cfg)
+    wall = time.perf_counter() - t0
+    valid = eval_target(predict(split.valid.X), split.valid, job.target)
+    test_scores = np.asarray(predict(split.test.X), dtype=np.float64)
+    per, has_rel = test_metrics(test_scores, split.test, split.grade_max)
+    row = {"hash": h, **{k: key[k] for k in ("dataset", "booster", "method", "target", "fold",
+                                             "seed", "trial", "max_trees", "patience")},
+           "params": p, "n_trees": int(n_trees), "wall_s": round(wall, 3),
+           "valid_target": valid, "valid_curve": [round(float(v), 5) for v in curve]}
+    for name, values in per.items():
+        row[f"test_{name}"] = float(np.nanmean(values))
+        row[f"test_{name}_skip"] = float(np.nanmean(values[has_rel]))
+        row[f"pq_{name}"] = [round(float(v), 5) for v in values]
+    row["has_rel"] = [int(b) for b in has_rel]
+    return row
+
+
+class Cache:
+    """Finished trials, one JSON line each, keyed by the hash of their configuration. Reads every
+    ``*.jsonl`` in the folder (a later line of a hash replaces an earlier one: a failed trial that
+    succeeded on a rerun), appends to ``name``."""
+
+    def __init__(self, folder: Path, name: str):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / name
+        self.rows = {}
+        for f in sorted(self.folder.glob("*.jsonl")):
+            for line in f.read_text().splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:   # a line cut by an interruption
+                    continue
+                self.rows[row["hash"]] = row
+
+    def get(self, h):
+        return self.rows.get(h)
+
+    def add(self, row):
+        self.rows[row["hash"]] = row
+        with open(self.path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def run_all(jobs, dataset, space, cfg, cache: Cache, progress=True, log=None):
+    """Run (or read from the cache) every job; returns the rows in job order."""
+    from tqdm.auto import tqdm
+
+    splits = {}
+    rows = []
+    def done(row):  # failed trials are retried
+        return row is not None and "error" not in row
+
+    todo = [j for j in jobs if not done(cache.get(stable_hash(j.key_dict(space, cfg))))]
+    bar = tqdm(total=len(todo), disable=not progress, desc=f"{dataset} trials", smoothing=0.05)
+    for job in jobs:
+        h = stable_hash(job.key_dict(space, cfg))
+        row = cache.get(h)
+        if not done(row):
+            if job.fold not in splits:
+                splits[job.fold] = load_split(dataset, job.fold)
+            bar.set_postfix_str(f"{job.booster} {job.method} {job.target} f{job.fold} "
+                                f"s{job.seed} t{job.trial}")
+            try:
+                row = run_trial(job, splits[job.fold], space, cfg)
+            except Exception as exc:  # a failed configuration is recorded, not fatal
+                row = {"hash": h, **{k: v for k, v in job.key_dict(space, cfg).items()
+                                     if k != "space"}, "error": f"{type(exc).__name__}: {exc}"}
+                if log:
+                    log(f"FAILED {job}: {row['error']}")
+            cache.add(row)
+            bar.update(1)
+        rows.append(row)
+    bar.close()
+    return rows
+
+
+def make_jobs(dataset, boosters, methods, targets, folds, seeds, budget):
+    """Fold-major order, so that an interrupted benchmark has whole folds done."""
+    jobs = []
+    for fold in folds:
+        for seed in seeds:
+            for booster in boosters:
+                for method in methods:
+                    for target in targets:
+                        if not applicable(booster, method, target):
+                            continue
+                        for trial in range(budget):
+                            jobs.append(Job(dataset, booster, method, target, fold, seed, trial))
+    return jobs

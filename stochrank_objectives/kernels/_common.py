@@ -1,0 +1,78 @@
+"""Shared helpers of the ranking-loss kernels: stable orders, safe sigmoids, DCG discounts.
+
+Orders are stable sorts by score descending (ties keep input order, as LightGBM and XGBoost do);
+positions are 0-based in the code (``rank = position + 1`` in the formulas). Every kernel of
+:mod:`.pairwise`, :mod:`.smooth` and :mod:`.dcgrr` takes grouped arrays (``query_offsets``
+CSR offsets, see ``groups.py``) and loops over queries with ``prange``: each query writes only
+its own rows, so the result does not depend on the thread count.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+LN2 = math.log(2.0)
+
+
+@njit(cache=True, inline="always")
+def _order_desc(s):
+    """Positions -> indices: stable sort by score descending (ties keep input order)."""
+    return np.argsort(-s, kind="mergesort")
+
+
+@njit(cache=True, inline="always")
+def _softplus(x):
+    """``log(1 + exp(x))`` without overflow."""
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+@njit(cache=True, inline="always")
+def _sigmoid(x):
+    """``1 / (1 + exp(-x))`` without overflow."""
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(cache=True)
+def dcg_discounts(n, top):
+    """``1 / log2(p + 2)`` for ``p < top`` (0 from ``top`` on), length ``n + 1``."""
+    w = np.zeros(n + 1)
+    for p in range(min(n, top)):
+        w[p] = 1.0 / math.log2(2.0 + p)
+    return w
+
+
+@njit(cache=True)
+def reciprocal_weights(n, top):
+    """``1 / (p + 1)`` for ``p < top`` (0 from ``top`` on), length ``n + 1``."""
+    w = np.zeros(n + 1)
+    for p in range(min(n, top)):
+        w[p] = 1.0 / (p + 1.0)
+    return w
+
+
+@njit(cache=True, parallel=True)
+def inverse_ideal_dcg(gains, sort_key, query_offsets, discounts, top):
+    """Per query ``1 / sum_{p < top} discounts[p] * gain_(p)`` (0 when that sum is 0).
+
+    ``gain_(p)`` is the gain of the document at position ``p`` when the documents are sorted
+    by ``sort_key`` descending (the gains themselves, or LightGBM's labels).
+    """
+    nq = query_offsets.shape[0] - 1
+    out = np.zeros(nq)
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        order = _order_desc(sort_key[lo:hi])
+        total = 0.0
+        for p in range(min(hi - lo, top)):
+            total += discounts[p] * gains[lo + order[p]]
+        if total > 0.0:
+            out[q] = 1.0 / total
+    return out
+

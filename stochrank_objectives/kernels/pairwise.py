@@ -1,0 +1,335 @@
+"""Pairwise lambda kernels: LambdaMART (NDCG/MRR), LambdaLoss NDCG-Loss2++ and the
+emulations of LightGBM's ``lambdarank`` (its sigmoid table, float32 sums) and XGBoost's
+``rank:ndcg`` (topk pairs).
+
+Each returns the gradient of the **loss** and a diagonal hessian per document (see
+:mod:`stochrank_objectives.objectives.lambda_family`).
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._common import LN2, _order_desc, _sigmoid, _softplus
+
+KIND_NDCG = 0
+KIND_MRR = 1
+
+# LightGBM's sigmoid lookup (a fact of its implementation, restated): 2^20 bins over
+# [-25 / sigma, 25 / sigma]; bin i holds 1 / (1 + exp(sigma * x_i)), x_i = i / factor + lo,
+# factor = bins / (hi - lo); arguments outside the range are clamped to the end bins.
+LGB_SIGMOID_BINS = 1024 * 1024
+LGB_SCORE_NORM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
+
+
+@njit(cache=True)
+def lightgbm_sigmoid_table(sigma):
+    """``(table, lo, hi, factor)`` of LightGBM's lambdarank sigmoid lookup for ``sigma``."""
+    lo = -50.0 / sigma / 2.0
+    hi = -lo
+    factor = LGB_SIGMOID_BINS / (hi - lo)
+    table = np.empty(LGB_SIGMOID_BINS)
+    for i in range(LGB_SIGMOID_BINS):
+        x = i / factor + lo
+        table[i] = 1.0 / (1.0 + math.exp(x * sigma))
+    return table, lo, hi, factor
+
+
+# -- LambdaMART ------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _ranking(s, gains, find_relevant):
+    """Order (positions -> documents), positions (documents -> positions) and, if asked, the
+    positions of the first and second relevant documents (``n`` when absent)."""
+    n = s.shape[0]
+    order = _order_desc(s)
+    pos = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        pos[order[p]] = p
+    first = n
+    second = n
+    if find_relevant:
+        for p in range(n):
+            if gains[order[p]] > 0.0:
+                if first == n:
+                    first = p
+                else:
+                    second = p
+                    break
+    return order, pos, first, second
+
+
+@njit(cache=True, inline="always")
+def _mrr_swap_delta(pa, pb, rel_a, first, second, w):
+    """|MRR change| from swapping positions ``pa < pb`` whose relevance differs.
+
+    ``first``/``second``: positions of the first two relevant documents (n if none);
+    ``w``: reciprocal-rank weights, zero from the cutoff on.
+    """
+    if rel_a:  # the relevant document moves down from pa to pb
+        if pa != first:
+            return 0.0
+        new_first = pb if pb < second else second
+        return abs(w[first] - w[new_first])
+    # the relevant document at pb moves up to pa
+    if pa < first:
+        return abs(w[pa] - w[first])
+    return 0.0
+
+
+@njit(cache=True, parallel=True)
+def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
+                         kind, sigma, score_norm, norm, lgb_float32, table, t_lo, t_hi, t_factor,
+                         score_norm_eps):
+    """LambdaMART lambdas: ``(grad, hess)`` of the loss, per document.
+
+    For every pair (positions ``a < b`` in the current stable order, ``a < pair_top``) whose
+    labels differ, with ``h`` the more relevant document and ``l`` the other, ``ds = s_h - s_l``:
+
+        W    = |Delta M_hl|  (metric change from swapping the two; for NDCG
+               (g_h - g_l) |weights[p_h] - weights[p_l]| inv_ideal)
+        W   /= eps + |ds|   if score_norm and the query's best score != worst score
+        rho  = 1 / (1 + exp(sigma ds))    (LightGBM's lookup ``table`` when table.size > 0)
+        grad_h -= sigma W rho,  grad_l += sigma W rho,  hess_h, hess_l += sigma^2 W rho (1 - rho)
+
+    With ``norm`` and ``L = sum_pairs 2 sigma W rho > 0`` the query's grad and hess are scaled
+    by ``log2(1 + L) / L``. ``lgb_float32`` accumulates in float32 like LightGBM (its score_t).
+    ``kind``: ``KIND_NDCG`` (``gains``) or ``KIND_MRR`` (``gains`` = relevance 0/1).
+    """
+    n_docs = scores.shape[0]
+    nq = query_offsets.shape[0] - 1
+    grad = np.zeros(n_docs)
+    hess = np.zeros(n_docs)
+    use_table = table.shape[0] > 0
+    n_bins = table.shape[0]
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inv_ideal[q] == 0.0:
+            continue
+        s = scores[lo:hi]
+        order, pos, first, second = _ranking(s, gains[lo:hi], kind == KIND_MRR)
+        lam = np.zeros(n)
+        hes = np.zeros(n)
+        lam32 = np.zeros(n, dtype=np.float32)
+        hes32 = np.zeros(n, dtype=np.float32)
+        apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
+        total = 0.0
+        last = min(n - 1, pair_top)
+        for a in range(last):
+            ia = order[a]
+            for b in range(a + 1, n):
+                ib = order[b]
+                if labels[lo + ia] == labels[lo + ib]:
+                    continue
+                if labels[lo + ia] > labels[lo + ib]:
+                    h = ia
+                    low = ib
+                else:
+                    h = ib
+                    low = ia
+                if kind == KIND_NDCG:
+                    w = (gains[lo + h] - gains[lo + low]) * abs(weights[pos[h]] - weights[pos[low]])
+                    w = w * inv_ideal[q]
+                else:
+                    if (gains[lo + ia] > 0.0) == (gains[lo + ib] > 0.0):
+                        continue
+                    w = _mrr_swap_delta(a, b, gains[lo + ia] > 0.0, first, second, weights)
+                if w == 0.0:
+                    continue
+                ds = s[h] - s[low]
+                if apply_score_norm:
+                    w /= score_norm_eps + abs(ds)
+                if use_table:
+                    if ds <= t_lo:
+                        rho = table[0]
+                    elif ds >= t_hi:
+                        rho = table[n_bins - 1]
+                    else:
+                        rho = table[min(int((ds - t_lo) * t_factor), n_bins - 1)]
+                else:
+                    rho = _sigmoid(-sigma * ds)
+                p_hess = rho * (1.0 - rho)
+                p_lambda = rho * (-sigma * w)
+                p_hess = p_hess * (sigma * sigma * w)
+                if lgb_float32:
+                    lam32[low] = np.float32(lam32[low] - np.float32(p_lambda))
+                    hes32[low] = np.float32(hes32[low] + np.float32(p_hess))
+                    lam32[h] = np.float32(lam32[h] + np.float32(p_lambda))
+                    hes32[h] = np.float32(hes32[h] + np.float32(p_hess))
+                else:
+                    lam[low] -= p_lambda
+                    hes[low] += p_hess
+                    lam[h] += p_lambda
+                    hes[h] += p_hess
+                total -= 2.0 * p_lambda
+        factor = 1.0
+        if norm and total > 0.0:
+            factor = math.log2(1.0 + total) / total
+        for i in range(n):
+            if lgb_float32:
+                if norm and total > 0.0:
+                    grad[lo + i] = np.float32(np.float64(lam32[i]) * factor)
+                    hess[lo + i] = np.float32(np.float64(hes32[i]) * factor)
+                else:
+                    grad[lo + i] = lam32[i]
+                    hess[lo + i] = hes32[i]
+            else:
+                grad[lo + i] = lam[i] * factor
+                hess[lo + i] = hes[i] * factor
+    return grad, hess
+
+
+@njit(cache=True, parallel=True)
+def lambdamart_surrogate(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
+                         kind, sigma):
+    """Per query ``sum_pairs |Delta M_hl| log(1 + exp(-sigma (s_h - s_l)))`` (weights frozen)."""
+    nq = query_offsets.shape[0] - 1
+    out = np.zeros(nq)
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inv_ideal[q] == 0.0:
+            continue
+        s = scores[lo:hi]
+        order, pos, first, second = _ranking(s, gains[lo:hi], kind == KIND_MRR)
+        total = 0.0
+        for a in range(min(n - 1, pair_top)):
+            ia = order[a]
+            for b in range(a + 1, n):
+                ib = order[b]
+                if labels[lo + ia] == labels[lo + ib]:
+                    continue
+                h, low = (ia, ib) if labels[lo + ia] > labels[lo + ib] else (ib, ia)
+                if kind == KIND_NDCG:
+                    w = (gains[lo + h] - gains[lo + low]) * abs(weights[pos[h]] - weights[pos[low]])
+                    w = w * inv_ideal[q]
+                else:
+                    if (gains[lo + ia] > 0.0) == (gains[lo + ib] > 0.0):
+                        continue
+                    w = _mrr_swap_delta(a, b, gains[lo + ia] > 0.0, first, second, weights)
+                total += w * _softplus(-sigma * (s[h] - s[low]))
+        out[q] = total
+    return out
+
+
+# -- LambdaLoss NDCG-Loss2++ ------------------------------------------------------------------
+@njit(cache=True, parallel=True)
+def lambdaloss_ndcg2pp(scores, gains, labels, query_offsets, inv_ideal, sigma, mu):
+    """``(loss per query, grad, hess)`` of LambdaLoss NDCG-Loss2++ (weights frozen).
+
+    Pairs ``y_i > y_j``; ``G = gain * inv_ideal``; ``r`` = 1-based ranks of the stable order;
+    ``D(p) = log2(1 + p)``:
+
+        w_ij = |G_i - G_j| (|1/D(r_i) - 1/D(r_j)| + mu |1/D(|r_i - r_j|) - 1/D(|r_i - r_j| + 1)|)
+        l_ij = w_ij log2(1 + exp(-sigma (s_i - s_j)))
+        dl/ds_i = -dl/ds_j = -w_ij sigma / ln2 * sigmoid(-sigma (s_i - s_j))
+        d2l/ds_i^2 = d2l/ds_j^2 = w_ij sigma^2 / ln2 * p (1 - p),  p = sigmoid(sigma (s_i - s_j)).
+    """
+    n_docs = scores.shape[0]
+    nq = query_offsets.shape[0] - 1
+    grad = np.zeros(n_docs)
+    hess = np.zeros(n_docs)
+    loss = np.zeros(nq)
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inv_ideal[q] == 0.0:
+            continue
+        s = scores[lo:hi]
+        order = _order_desc(s)
+        inv_d = np.empty(n + 1)  # inv_d[r] = 1 / log2(1 + r), r = 1 .. n
+        inv_d[0] = 0.0
+        for r in range(1, n + 1):
+            inv_d[r] = 1.0 / math.log2(1.0 + r)
+        rank = np.empty(n, dtype=np.int64)
+        for p in range(n):
+            rank[order[p]] = p + 1
+        total = 0.0
+        for i in range(n):
+            for j in range(n):
+                if not labels[lo + i] > labels[lo + j]:
+                    continue
+                dg = abs(gains[lo + i] - gains[lo + j]) * inv_ideal[q]
+                gap = abs(rank[i] - rank[j])
+                w = dg * (abs(inv_d[rank[i]] - inv_d[rank[j]])
+                          + mu * abs(inv_d[gap] - inv_d[gap + 1]))
+                if w == 0.0:
+                    continue
+                x = sigma * (s[i] - s[j])
+                total += w * _softplus(-x) / LN2
+                pr = _sigmoid(x)
+                g = w * sigma / LN2 * (1.0 - pr)
+                hh = w * sigma * sigma / LN2 * pr * (1.0 - pr)
+                grad[lo + i] -= g
+                grad[lo + j] += g
+                hess[lo + i] += hh
+                hess[lo + j] += hh
+        loss[q] = total
+    return loss, grad, hess
+
+
+# -- XGBoost rank:ndcg (topk pairs) ------------------------------------------------------------
+@njit(cache=True, parallel=True)
+def xgboost_lambdarank_ndcg(scores, gains, labels, query_offsets, inv_ideal, discounts, pair_top,
+                            sigma, score_norm, norm):
+    """``(grad, hess)`` of XGBoost's ``rank:ndcg`` with ``lambdarank_pair_method="topk"``.
+
+    Pairs: positions ``a < min(n, pair_top)``, ``b > a`` of the stable order by score descending,
+    labels different; ``h`` the more relevant, ``l`` the other, ``ds = s_h - s_l``:
+
+        W = |g_h - g_l| |discounts[p_h] - discounts[p_l]| inv_ideal    (untruncated discounts,
+                                                                     IDCG truncated at pair_top)
+        W /= |ds| + 0.01          if score_norm and the query's best score != worst score
+        p = sigmoid(sigma ds);    grad_h += (p - 1) sigma W,  grad_l -= (p - 1) sigma W,
+        hess_h, hess_l += 2 sigma^2 max(p (1 - p), 1e-16) W
+
+    and with ``norm`` and ``L = sum_pairs 2 (1 - p) sigma W > 0`` the query's grad and hess are
+    scaled by ``log2(1 + L) / L``. XGBoost has ``sigma = 1``.
+    """
+    n_docs = scores.shape[0]
+    nq = query_offsets.shape[0] - 1
+    grad = np.zeros(n_docs)
+    hess = np.zeros(n_docs)
+    for q in prange(nq):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        n = hi - lo
+        if n < 2 or inv_ideal[q] == 0.0:
+            continue
+        s = scores[lo:hi]
+        order = _order_desc(s)
+        apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
+        total = 0.0
+        for a in range(min(n, pair_top)):
+            ia = order[a]
+            for b in range(a + 1, n):
+                ib = order[b]
+                if labels[lo + ia] == labels[lo + ib]:
+                    continue
+                if labels[lo + ia] > labels[lo + ib]:
+                    h, low, ph, pl = ia, ib, a, b
+                else:
+                    h, low, ph, pl = ib, ia, b, a
+                w = abs((gains[lo + h] - gains[lo + low]) * (discounts[ph] - discounts[pl]))
+                w *= inv_ideal[q]
+                ds = s[h] - s[low]
+                if apply_score_norm:
+                    w /= abs(ds) + 0.01
+                p = _sigmoid(sigma * ds)
+                gpair = (p - 1.0) * sigma * w
+                hpair = 2.0 * sigma * sigma * max(p * (1.0 - p), 1e-16) * w
+                grad[lo + h] += gpair
+                grad[lo + low] -= gpair
+                hess[lo + h] += hpair
+                hess[lo + low] += hpair
+                total -= 2.0 * gpair
+        if norm and total > 0.0:
+            factor = math.log2(1.0 + total) / total
+            for i in range(lo, hi):
+                grad[i] *= factor
+                hess[i] *= factor
+    return grad, hess

@@ -1,0 +1,42 @@
+"""Framework-neutral ranking objectives: validated parameters + (grad, hess) over grouped arrays.
+
+Every objective follows one protocol (:class:`~._protocol.Objective`)::
+
+    obj.grad_hess(scores, labels, query_offsets, iteration=0) -> (grad, hess)
+    obj.loss(scores, labels, query_offsets, iteration=0) -> float
+
+``grad`` is the gradient of the **loss** (descent is ``-grad``), per document; ``hess`` a
+per-document (diagonal) second derivative. The modules, by family:
+
+* :mod:`._protocol` -- the protocol, the parameter declaration table (:class:`ObjectiveParams`);
+* :mod:`.metric_spec` -- :class:`MetricSpec`, the metric definitions the kernels share;
+* :mod:`._estimator` -- the StochasticRank gradient estimator (:func:`stochastic_rank_gradient`,
+  :func:`draw_noise`, :func:`check_shift`);
+* :mod:`.stochastic_rank` -- :class:`StochasticRank` and its variants :class:`SoftRank`,
+  :class:`StochasticRankDCGRR`;
+* :mod:`.lambda_family` -- :class:`LambdaMART`, :class:`LambdaLoss`, :class:`Gumbel`,
+  :func:`e_lambda_mart`; :mod:`.booster_compat` -- LightGBM / XGBoost LambdaMART emulation;
+* :mod:`.smooth` -- :class:`ApproxNDCG`, :class:`ListNet`, :class:`SmoothNDCG`.
+
+Example:
+
+>>> import numpy as np
+>>> scores, labels, offs = np.array([1.0, 0.0]), np.array([0.0, 1.0]), [0, 2]
+>>> objs = [StochasticRank(), LambdaMART(), ApproxNDCG(), ListNet()]
+>>> all(o.grad_hess(scores, labels, offs)[0][1] < 0 for o in objs)  # all lift the relevant one
+True
+"""
+
+from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, MAX_SHIFT, SMOOTHINGS, check_shift,
+                         draw_noise, stochastic_rank_gradient)
+from ._protocol import Objective, ObjectiveParams, Param
+from .lambda_family import Gumbel, LambdaLoss, LambdaMART, e_lambda_mart
+from .metric_spec import KernelArgs, MetricSpec
+from .smooth import ApproxNDCG, ListNet, SmoothNDCG
+from .stochastic_rank import SoftRank, StochasticRank, StochasticRankDCGRR
+
+__all__ = ["Objective", "ObjectiveParams", "Param", "MetricSpec", "KernelArgs",
+           "StochasticRank", "SoftRank", "StochasticRankDCGRR", "stochastic_rank_gradient",
+           "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS", "CONDITIONINGS",
+           "SMOOTHINGS", "HESSIANS", "LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart",
+           "ApproxNDCG", "ListNet", "SmoothNDCG"]

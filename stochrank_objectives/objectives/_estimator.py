@@ -1,0 +1,277 @@
+"""The StochasticRank gradient estimator at one noise scale, its noise and its checks.
+
+StochasticRank (Ustimenko & Prokhorenkova, ICML 2020)
+-----------------------------------------------------
+For one query with scores ``z`` and labels ``r`` the loss is ``L(z) = -M(z)`` for a ranking
+metric ``M`` (the cascades NDCG@k, DCG@k, ERR@k, MRR, PFound, FilteredDCG, and Precision@k,
+MAP@k; see :mod:`.metric_spec`), smoothed as
+
+    L_s(z) = E L(z + s * eps),   eps ~ N(-mu * r, I),
+
+where ``mu = 0`` is SR-R1soft (expected tie resolution) and large ``mu`` makes the smoothing
+consistent with worst-permutation ties (SR-R1, Theorem 1). The noise scale ``s`` is
+
+* ``smoothing="relative"`` (the default): ``s(z) = sigma * sqrt(var(c) + nu^2)`` per query,
+  with ``c = z - mean(z)`` -- ``sigma`` is then dimensionless (noise as a fraction of the
+  query's score spread; ``nu`` only matters while the spread is below ``nu``, e.g. at
+  iteration 0), the smoothed loss ``E L(z + s(z) eps)`` is invariant to rescaling the scores
+  once the spread exceeds ``nu``, and its gradient is orthogonal to ``c`` (Theorem 4);
+* ``smoothing="absolute"`` (the paper, CatBoost): ``s = sigma`` in score units.
+
+The gradient is estimated by Coordinate Conditional Sampling at ``s`` (see
+:mod:`stochrank_objectives.kernels.ccs`), averaged over ``n_samples`` draws, centred per
+query, and corrected radially (``kernels.ccs.center_and_accelerate``)::
+
+    relative:  g <- g - sfa * <g, c> / (||c||^2 + n nu^2) * c   (sfa = 1: the exact gradient
+               of E L(z + s(z) eps), since dL_s/ds = -<z, grad_z L_s> / s);
+    absolute:  g <- g - sfa * <g, c> / (||c|| + nu)^2 * c        (Scale-Free Acceleration,
+               Corollary 2; queries of more than two documents).
+
+``sigma`` may be annealed over the boosting iterations (``sigma_at``).
+
+Example:
+
+>>> import numpy as np
+>>> g = stochastic_rank_gradient(np.zeros(3), np.array([2.0, 0.0, 1.0]), np.array([0, 3]))
+>>> bool(g[0] < 0 < g[1])  # the best document is pushed up, the worst down
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..groups import (_check_choice, _check_float, _check_int, _check_seed, as_noise,
+                      validate_grouped)
+from ..kernels import threads_for
+from ..kernels.ccs import (
+    DEFAULT_WINDOW,
+    ccs_gradient_from_noise,
+    ccs_gradient_seeded,
+    center_and_accelerate,
+    query_noise_scale,
+    reinforce_gradient_from_noise,
+    reinforce_gradient_seeded,
+)
+from ..kernels.rng import draw_grouped_normals
+from .metric_spec import MetricSpec, with_virtual_documents
+
+__all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
+           "CONDITIONINGS", "SMOOTHINGS", "HESSIANS"]
+
+ESTIMATORS = ("ccs", "reinforce")
+CONDITIONINGS = ("translation", "coordinate")
+SMOOTHINGS = ("relative", "absolute")
+HESSIANS = ("constant",)
+
+
+def draw_noise(query_offsets, n_samples: int = 1, seed: int = 0, iteration: int = 0) -> np.ndarray:
+    """The unit normals the seeded estimators use, shape ``(n_samples, n_docs)``.
+
+    Example:
+
+    >>> draw_noise(np.array([0, 2, 5]), n_samples=3, seed=1).shape
+    (3, 5)
+
+    Query ``q``'s block of sample ``k`` comes from the stream keyed by
+    ``(seed, iteration, q, k)`` (:mod:`stochrank_objectives.kernels.rng`), so
+    ``stochastic_rank_gradient(..., noise=draw_noise(...))`` reproduces the seeded call bit for
+    bit, on any number of threads.
+
+    Args:
+      query_offsets: CSR offsets of the queries.
+      n_samples: draws (rows), >= 1.
+      seed: noise seed in ``[0, 2**63 - 1]``.
+      iteration: boosting iteration (>= 0).
+
+    Returns:
+      float64 array ``(n_samples, n_docs)`` of standard normals.
+    """
+    offs = np.ascontiguousarray(query_offsets, dtype=np.int64)
+    n_samples = _check_int(n_samples, "n_samples", 1)
+    seed = _check_seed(seed)
+    iteration = _check_int(iteration, "iteration", 0)
+    return draw_grouped_normals(offs, n_samples, seed, iteration)
+
+
+def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", top=None,
+                             sigma=1.0, mu=0.0, nu=0.01, sfa=1.0, n_samples=1, seed=0,
+                             iteration=0, estimator="ccs", conditioning="translation",
+                             gain="exp2", grade_max=None, threshold=0.0, decay=0.85,
+                             smoothing="absolute", center=True, noise=None,
+                             window=DEFAULT_WINDOW):
+    """Gradient of the smoothed loss ``E L(z + s eps)``, ``eps ~ N(-mu r, I)`` (see module).
+
+    The low-level estimator at one noise scale: its defaults are the paper's parametrisation
+    (absolute ``sigma = 1``, ``nu = 0.01``); :class:`StochasticRank` carries the package defaults
+    and the sigma schedule, and calls this with ``sigma = obj.sigma_at(iteration)``.
+
+    Args:
+      scores, labels, query_offsets: grouped data.
+      metric, top, gain, grade_max, threshold, decay: the metric (see :mod:`.metric_spec`).
+      sigma: noise scale (> 0; relative to the score spread with ``smoothing="relative"``).
+      mu: relevance shift (>= 0; 0 = SR-R1soft).
+      nu: score-spread floor (relative) / SFA norm regulariser (absolute), > 0.
+      sfa: radial-correction strength (0 = off, 1 = exact / the paper's SFA).
+      smoothing: ``"absolute"`` (default here) or ``"relative"`` (see the module docstring).
+      n_samples: noise draws averaged (>= 1). seed, iteration: key the noise streams.
+      estimator: ``"ccs"`` or ``"reinforce"`` (score function, for the paper's ablation).
+      conditioning: CCS conditional law, ``"translation"`` (default) or ``"coordinate"``.
+        FilteredDCG always uses ``"coordinate"``: its loss is not translation invariant (the
+        virtual document sits at the fixed score 0), so the translation law does not apply.
+      center: subtract each query's mean gradient (unbiased: the loss is translation invariant;
+        ignored for FilteredDCG, whose loss is not).
+      noise: optional explicit unit normals of shape ``(n_samples, n_docs)`` instead of the
+        seeded streams (for tests and common random numbers).
+      window: CCS breakpoint window in conditional standard deviations (``inf`` = none).
+
+    Returns:
+      float64 array: ``d L_sigma / d z`` (gradient of the loss; descent is ``-grad``).
+    """
+    metric_spec = MetricSpec.make(metric, top, gain, grade_max, threshold, decay)
+    sigma = _check_float(sigma, "sigma", gt=0.0)
+    mu = _check_float(mu, "mu", ge=0.0)
+    nu = _check_float(nu, "nu", gt=0.0)
+    sfa = _check_float(sfa, "sfa", ge=0.0)
+    _check_choice(estimator, "estimator", ESTIMATORS)
+    _check_estimator_for(estimator, metric_spec)
+    _check_choice(conditioning, "conditioning", CONDITIONINGS)
+    _check_choice(smoothing, "smoothing", SMOOTHINGS)
+    window = float(window)
+    if not window > 0.0:
+        raise ValueError(f"window must be > 0, got {window}")
+    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    return _estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
+                     mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
+                     estimator=estimator, conditioning=conditioning, smoothing=smoothing,
+                     center=center, noise=noise, window=window, spec=metric_spec)
+
+
+def _check_estimator_for(estimator, spec):
+    """REINFORCE (an ablation baseline) is wired for the plain cascades only."""
+    if estimator == "reinforce" and (spec.is_counting or spec.needs_virtual_document):
+        raise ValueError(f"estimator='reinforce' is not available for metric {spec.metric!r}; "
+                         f"use estimator='ccs'")
+
+
+
+def _estimate(scores, labels, offs, prepared, **kwargs):
+    """The estimator on validated arrays and the metric's :class:`KernelArgs` ``prepared``."""
+    with threads_for(scores.shape[0]):
+        return _estimate_kernels(scores, labels, offs, prepared, **kwargs)
+
+
+def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed,
+                      iteration, estimator, conditioning, smoothing="absolute", center=True,
+                      noise=None, window=DEFAULT_WINDOW, spec=None):
+    gain_arr, cont, pos_weight = prepared.gain, prepared.continuation, prepared.position_weights
+    t, scale = prepared.cutoff, prepared.scale
+    counting = spec is not None and spec.is_counting
+    average = counting and spec.metric == "MAP"
+    virtual = spec is not None and spec.needs_virtual_document
+    translation_invariant = spec is None or spec.translation_invariant
+    relative = smoothing == "relative"
+    sigma = query_noise_scale(scores, offs, sigma, nu, relative)  # one noise scale per query
+    if mu != 0.0:
+        shifted = scores - mu * np.repeat(sigma, np.diff(offs)) * labels
+    else:
+        shifted = scores
+    # the translation law conditions on the others' deviations, valid only for invariant losses
+    translation = conditioning == "translation" and translation_invariant
+    if noise is None:
+        n_samples = _check_int(n_samples, "n_samples", 1)
+        seed = _check_seed(seed)
+        iteration = _check_int(iteration, "iteration", 0)
+    if virtual and estimator == "ccs":
+        grad = _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, window,
+                             noise, n_samples, seed, iteration)
+    elif noise is None:
+        if estimator == "ccs":
+            grad = ccs_gradient_seeded(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma,
+                                       translation, window, n_samples, seed, iteration,
+                                       counting, average, False)
+        else:
+            grad = reinforce_gradient_seeded(shifted, labels, gain_arr, cont, offs, scale,
+                                             pos_weight, t, sigma, n_samples, seed, iteration)
+    else:
+        noise = as_noise(noise, scores.shape[0])
+        if estimator == "ccs":
+            grad = ccs_gradient_from_noise(shifted, gain_arr, cont, noise, offs, scale, pos_weight,
+                                           t, sigma, translation, window, counting, average)
+        else:
+            grad = reinforce_gradient_from_noise(shifted, labels, gain_arr, cont, noise, offs,
+                                                 scale, pos_weight, t, sigma)
+    center_and_accelerate(grad, scores, offs, bool(center), sfa, nu, relative,
+                          translation_invariant)
+    return grad
+
+
+def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, window, noise,
+                  n_samples, seed, iteration):
+    """FilteredDCG through the cascade kernel: every query gets a virtual document at the fixed
+    score 0 (gain 0, continuation 0, no noise), so the documents below 0 contribute nothing and
+    0 is one more breakpoint of each document; coordinate conditioning (the loss is not
+    translation invariant). ``n_samples``, ``seed``, ``iteration`` come validated. Returns the
+    real documents' gradient."""
+    ext_offs, real = with_virtual_documents(offs)
+    n_ext = int(ext_offs[-1])
+    ext_shifted = np.zeros(n_ext)
+    ext_shifted[real] = shifted
+    ext_gain = np.zeros(n_ext)
+    ext_gain[real] = gain_arr
+    ext_cont = np.zeros(n_ext)
+    ext_cont[real] = cont
+    if noise is None:
+        grad = ccs_gradient_seeded(ext_shifted, ext_gain, ext_cont, ext_offs, scale, pos_weight,
+                                   t, sigma, False, window, n_samples, seed, iteration, False,
+                                   False, True)
+    else:
+        noise = as_noise(noise, real.shape[0])
+        ext_noise = np.zeros((noise.shape[0], n_ext))
+        ext_noise[:, real] = noise
+        grad = ccs_gradient_from_noise(ext_shifted, ext_gain, ext_cont, ext_noise, ext_offs, scale,
+                                       pos_weight, t, sigma, False, window, False, False)
+    return grad[real]
+
+
+def _annealed_sigma(sigma, sigma_min, half_life, iteration):
+    """``max(min(sigma, sigma_min), sigma 2^(-iteration / half_life))``; ``sigma`` when
+    ``half_life`` is None (validated arguments)."""
+    if half_life is None:
+        return sigma
+    return max(min(sigma, sigma_min), sigma * 2.0 ** (-iteration / half_life))
+
+
+# Largest relevance shift, in noise standard deviations, between two documents of one query.
+# Around tied scores (every query at iteration 0) a more relevant document must climb mu * dr
+# standard deviations to pass a less relevant one, so the smoothed loss there is flat to
+# ~exp(-(mu dr)^2 / 4): at 4 the gradient is ~2% of the mu = 0 one, beyond it vanishes
+# (measured on MQ2008, labels 0..2: mu = 3 leaves 1e-4 of it, mu = 9 exactly 0).
+MAX_SHIFT = 4.0
+
+
+def check_shift(mu: float, labels) -> None:
+    """Refuse a relevance shift ``mu * (label range)`` above :data:`MAX_SHIFT` noise std.
+
+    Example: ``check_shift(0.5, np.array([0.0, 2.0]))`` passes (a shift of 1 std);
+    ``check_shift(3.0, ...)`` raises.
+
+    Formula: refused when ``mu * (max(labels) - min(labels)) > MAX_SHIFT``.
+
+    Args:
+      mu: the relevance shift of the noise mean (>= 0).
+      labels: the training labels (float64).
+
+    Returns:
+      None; raises ValueError naming the largest usable ``mu``.
+    """
+    if mu == 0.0 or labels.shape[0] == 0:
+        return
+    span = float(labels.max() - labels.min())
+    if mu * span > MAX_SHIFT:
+        raise ValueError(
+            f"mu={mu:g} shifts documents whose labels differ by {span:g} apart by {mu * span:g} "
+            f"noise standard deviations: around tied scores the smoothed loss is then flat and "
+            f"training returns a constant model. Use mu <= {MAX_SHIFT / span:g} for these labels "
+            f"(mu * label range <= {MAX_SHIFT:g}), or mu=0 (SR-R1soft).")
+

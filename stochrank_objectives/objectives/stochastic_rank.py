@@ -1,0 +1,324 @@
+"""StochasticRank and its variants: SoftRank (no shift, no SFA) and DCG-RR (an LSO loss).
+
+Each is an :class:`~._protocol.Objective`; the estimator they share is in :mod:`._estimator`.
+
+Example:
+
+>>> import numpy as np
+>>> obj = StochasticRank(metric="NDCG", top=2, seed=1)
+>>> grad, hess = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), np.array([0, 3]))
+>>> bool(grad[0] < 0 < grad[1])  # the best document is pushed up, the worst down
+True
+>>> hess.tolist()
+[1.0, 1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..groups import as_noise, validate_grouped
+from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
+from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, _annealed_sigma,
+                         _check_estimator_for, _estimate, check_shift)
+from ._protocol import ObjectiveParams, Param, check_iteration, choice, integer, real, seed
+from .metric_spec import MetricSpec
+
+__all__ = ["StochasticRank", "SoftRank", "StochasticRankDCGRR"]
+
+_SEEDED = np.empty((0, 0))  # "no explicit noise" for the kernels: draw from the seeded streams
+_METRIC_FIELDS = ("metric", "top", "gain", "grade_max", "threshold", "decay")
+
+
+class StochasticRank(ObjectiveParams):
+    """StochasticRank objective: the CCS gradient of a Gaussian-smoothed ranking metric.
+
+    Per query the loss ``-M`` (NDCG@k, DCG@k, ERR@k, MRR) is smoothed as
+    ``E L(z + s (eps - mu r))``, ``eps ~ N(0, I)``, with ``s = sigma_t * sqrt(var(z) + nu^2)``
+    (relative smoothing) and ``sigma_t = max(min(sigma, sigma_min), sigma 2^(-t / half_life))``;
+    the gradient is the CCS estimate plus the exact radial term (see the module docstring).
+
+    Defaults, chosen by measurement (``benchmarks.global_optimum``, ``benchmarks.synthetic``,
+    ``benchmarks.defaults``; README "Choosing the parameters"): relative smoothing with
+    ``sigma = 0.3`` annealed to ``0.1`` (half-life 100 trees) reaches the global optimum of the
+    paper's Table 1 in every booster and seed, and of random multimodal problems more often than
+    the boosters' LambdaMARTs; ``mu = 0`` because every ``mu > 0`` tried lowered that rate.
+    ``StochasticRank.paper(...)`` gives the paper's and CatBoost's parametrisation (absolute
+    ``sigma = 1``, ``nu = 0.01``, no annealing); its parameters then mirror CatBoost's
+    ``StochasticRank:metric=...;top=...;sigma=...;mu=...;nu=...;lambda=...;num_estimations=...``
+    (``sfa`` = ``lambda``, ``n_samples`` = ``num_estimations``). The estimator follows the paper
+    (exact conditional law for every sigma, exact ERR differences).
+
+    Source: Ustimenko & Prokhorenkova, "StochasticRank: Global Optimization of Scale-Free
+    Discrete Functions", ICML 2020 (the estimator: :mod:`._estimator`).
+
+    >>> import numpy as np
+    >>> obj = StochasticRank(metric="NDCG", top=5)
+    >>> [obj.sigma_at(t) for t in (0, 100, 1000)]
+    [0.3, 0.15, 0.1]
+    >>> g, h = obj.grad_hess(np.array([1.0, 0.0, 2.0]), np.array([2.0, 0.0, 1.0]),
+    ...                      np.array([0, 3]))
+    >>> bool(g[0] < 0 < g[1])
+    True
+
+    Args:
+      metric: ``"NDCG"`` (default), ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"PFound"``,
+        ``"FilteredDCG"``, ``"Precision"`` or ``"MAP"`` (case-insensitive; see :mod:`.metric_spec`).
+        PFound and FilteredDCG follow CatBoost's definitions: PFound's labels are probabilities
+        in [0, 1]; FilteredDCG drops the documents scored below 0 (a virtual document at 0),
+        uses the Position denominator ``1/(p+1)``, is not centred, and its radial correction
+        uses the scores themselves (see ``kernels.ccs.center_and_accelerate``). Precision and
+        MAP count ``label > threshold`` as relevant; MAP@k divides by all relevant documents.
+      top: cutoff k (``None`` = whole list; required for Precision).
+      sigma: smoothing noise scale, > 0 -- relative to each query's score spread with
+        ``smoothing="relative"`` (default 0.3; useful range 0.1-1), in score units with
+        ``"absolute"``. The initial value when annealed.
+      mu: relevance shift of the noise mean, ``eps ~ N(-mu r, I)`` in noise standard deviations;
+        0 = SR-R1soft (default), > 0 = SR-R1 (search 0.01-0.3). ``mu * (label range) > 4`` is
+        refused at training: the smoothed loss is flat around ties there.
+      nu: > 0 (default 1). Relative smoothing: the floor of the score spread (in score units)
+        below which the noise stays ``sigma * nu``; absolute: SFA's norm regulariser (the
+        paper's 0.01).
+      sfa: strength of the radial correction, 1 = exact (relative) / the paper's SFA (absolute),
+        0 = off.
+      n_samples: noise draws averaged per gradient.
+      seed: noise seed (>= 0); with the iteration it keys every noise stream.
+      estimator: ``"ccs"`` or ``"reinforce"`` (ablation only: unbounded variance).
+      conditioning: ``"translation"`` (Rao-Blackwellised, default) or ``"coordinate"``.
+      gain: NDCG/DCG gain, ``"exp2"`` (``2^r - 1``) or ``"linear"`` (``r``, CatBoost's default).
+      grade_max: ERR grade mapping ``(2^r - 1) / 2^grade_max``; ``None`` = labels are probabilities.
+      threshold: MRR / Precision / MAP relevance, ``label > threshold``.
+      decay: PFound's probability of looking on past a non-relevant document, in [0, 1]
+        (default 0.85, CatBoost's).
+      hessian: ``"constant"`` -- 1 per document. The estimator has no second derivative;
+        a unit hessian makes a Newton leaf ``sum(-grad) / (count + l2)``, which is CatBoost's
+        native StochasticRank step (gradient leaf estimation, unit weights).
+      smoothing: ``"relative"`` (default) or ``"absolute"`` (the paper, CatBoost).
+      sigma_min: floor of the annealed sigma (default 0.1; never above ``sigma``).
+      anneal_half_life: iterations over which sigma halves (default 100); ``None`` = constant.
+
+    Returns:
+      :meth:`grad_hess`: ``(grad, hess)``, float64 arrays (unit hessian); :meth:`loss`: the
+      discrete loss ``-mean_q M_q`` with worst-permutation ties.
+    """
+
+    _params = (
+        Param("metric", "NDCG"),  # the metric fields are checked together by MetricSpec.make
+        Param("top", None),
+        Param("sigma", 0.3, real(gt=0.0)),
+        Param("mu", 0.0, real(ge=0.0)),
+        Param("nu", 1.0, real(gt=0.0)),
+        Param("sfa", 1.0, real(ge=0.0)),
+        Param("n_samples", 1, integer(1)),
+        Param("seed", 0, seed),
+        Param("estimator", "ccs", choice(*ESTIMATORS)),
+        Param("conditioning", "translation", choice(*CONDITIONINGS)),
+        Param("gain", "exp2"),
+        Param("grade_max", None),
+        Param("threshold", 0.0),
+        Param("hessian", "constant", choice(*HESSIANS)),
+        Param("smoothing", "relative", choice(*SMOOTHINGS)),
+        Param("sigma_min", 0.1, real(gt=0.0)),
+        Param("anneal_half_life", 100.0, real(gt=0.0, optional=True)),
+        Param("decay", 0.85),
+    )
+
+    @classmethod
+    def paper(cls, metric="NDCG", top=None, **params):
+        """The paper's and CatBoost's parametrisation: absolute smoothing, ``sigma = 1``,
+        ``nu = 0.01``, no annealing (CatBoost's ``StochasticRank`` defaults).
+
+        Example: ``StochasticRank.paper("ERR", top=10, grade_max=4)``.
+
+        Args:
+          metric, top: the metric; params: any other parameter (overrides the settings).
+
+        Returns:
+          a :class:`StochasticRank`.
+        """
+        settings = dict(sigma=1.0, nu=0.01, smoothing="absolute", anneal_half_life=None)
+        return cls(metric=metric, top=top, **{**settings, **params})
+
+    def _check_together(self, values: dict) -> dict:
+        spec = MetricSpec.make(*(values[name] for name in _METRIC_FIELDS))
+        _check_estimator_for(values["estimator"], spec)
+        values.update({name: getattr(spec, name) for name in _METRIC_FIELDS}, spec=spec)
+        return values
+
+    def sigma_at(self, iteration: int) -> float:
+        """The noise scale used at ``iteration``: ``max(min(sigma, sigma_min), sigma *
+        2^(-iteration / anneal_half_life))`` (``sigma`` when ``anneal_half_life`` is None)."""
+        p = self._checked()
+        return _annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"],
+                               check_iteration(iteration))
+
+    @property
+    def metric_spec(self) -> MetricSpec:
+        """The validated :class:`~.metric_spec.MetricSpec` of the objective's metric."""
+        return self._checked()["spec"]
+
+    def _prepared(self, labels, offs):
+        # Gains and IDCG depend only on (labels, offsets), which a booster passes unchanged
+        # every iteration: cache them (the IDCG sort would otherwise double the cost). The key
+        # is the contents (a booster may refill one buffer in place), compared exactly.
+        spec = self.metric_spec
+        cached = self.__dict__.get("_prepared_key")
+        if (cached is None or cached[0] != spec or not np.array_equal(cached[1], labels)
+                or not np.array_equal(cached[2], offs)):
+            self._prepared_value = spec.kernel_args(labels, offs)
+            self._prepared_key = (spec, labels.copy(), offs.copy())
+        return self._prepared_value
+
+    # -- the protocol -------------------------------------------------------------------
+    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+        """``(grad, hess)`` of the smoothed loss at ``scores`` (see the protocol)."""
+        p = self._checked()
+        iteration = check_iteration(iteration)
+        sigma = _annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"], iteration)
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        check_shift(p["mu"], labels)
+        grad = _estimate(scores, labels, offs, self._prepared(labels, offs), sigma=sigma,
+                         mu=p["mu"], nu=p["nu"], sfa=p["sfa"], n_samples=p["n_samples"],
+                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
+                         conditioning=p["conditioning"], smoothing=p["smoothing"],
+                         spec=p["spec"])
+        return grad, np.ones_like(grad)
+
+    def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
+        """The discrete loss ``-mean_q M_q`` with worst-permutation ties (what SR-R1 targets;
+        ``iteration`` does not change it)."""
+        from ..metrics import evaluate, metric_options
+
+        check_iteration(iteration)
+        spec = self.metric_spec
+        return -evaluate(spec.metric, scores, labels, query_offsets, spec.top, ties="worst",
+                         **metric_options(spec))
+
+
+class SoftRank(StochasticRank):
+    """SoftRank as the StochasticRank paper runs it (Ustimenko & Prokhorenkova 2020, Section 7).
+
+    SoftRank (Taylor, Guiver, Robertson, Minka, WSDM 2008) maximises the expected NDCG of the
+    scores corrupted by Gaussian noise; per query, with ``L = -NDCG@k``,
+
+        L_sigma(z) = E L(z + sigma eps),   eps ~ N(0, I),
+
+    whose gradient the StochasticRank paper estimates by Coordinate Conditional Sampling
+    ("For SoftRank we used CCS to estimate gradients, since the original approach is
+    computation and memory demanding"; main text Section 7) instead of SoftRank's O(m^3)
+    rank-binomial approximation. That is :class:`StochasticRank` with ``metric="NDCG"``,
+    unbiased noise (``mu = 0``: expected tie resolution, no consistency correction) and without
+    Scale-Free Acceleration (``sfa = 0``) -- and without SGLB (which is a boosting setting,
+    not part of an objective: do not pass ``sglb=`` to the adapters). The gradient is centred per
+    query (unbiased: NDCG is translation invariant); ``conditioning`` picks the CCS conditional
+    law (``"translation"``, a Rao-Blackwellisation of the paper's ``"coordinate"`` law; both are
+    unbiased for the same ``L_sigma``). Unit hessian (a gradient-step leaf).
+
+    Args: top (k; ``None`` = whole list), sigma (> 0), n_samples, seed, conditioning, gain,
+    hessian -- as in :class:`StochasticRank`, which has the estimator.
+
+    >>> import numpy as np
+    >>> obj = SoftRank(top=2, seed=1)
+    >>> g, h = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), np.array([0, 3]))
+    >>> bool(g[0] < 0 < g[1]) and (obj.mu, obj.sfa) == (0.0, 0.0)
+    True
+    """
+
+    _params = (
+        Param("top", None),
+        Param("sigma", 1.0, real(gt=0.0)),
+        Param("n_samples", 1, integer(1)),
+        Param("seed", 0, seed),
+        Param("conditioning", "translation", choice(*CONDITIONINGS)),
+        Param("gain", "exp2"),
+        Param("hessian", "constant", choice(*HESSIANS)),
+    )
+    # what makes it SoftRank: fixed, not parameters (StochasticRank's other defaults apply)
+    metric = "NDCG"
+    mu = 0.0
+    sfa = 0.0
+    estimator = "ccs"
+    smoothing = "absolute"
+    anneal_half_life = None
+
+
+class StochasticRankDCGRR(ObjectiveParams):
+    """StochasticRank for the learning-to-select-with-order (LSO) loss DCG-RR (Ustimenko &
+    Prokhorenkova 2020, main text eq. 5; supplement B.4 and C.3; LSO: Vorobev et al. 2019).
+
+    The documents keep their **input order**; a score selects which are shown (``z_i > 0``)::
+
+        DCG-RR(z, r) = sum_i r_i 1{z_i > 0} / (1 + sum_{j < i} 1{z_j > 0}),    L = -DCG-RR,
+
+    each shown document's relevance divided by its rank among the shown ones. Smoothed loss
+    ``L_sigma(z) = E L(z + sigma eps)``, ``eps ~ N(0, I)``. Every coordinate's only breakpoint
+    is 0 (supplement C.3: ``l_j(z_j) = Delta l_j 1{z_j <= 0} + const``), so any smoothing is
+    consistent (B.4) and no relevance shift ``mu`` is needed. CCS with the coordinate
+    conditional law ``N(z_i, sigma^2)``: for each sample ``y = z + sigma e`` and each document
+    ``i``, with the other documents' inclusions ``1{y_j > 0}`` fixed,
+
+        grad_i = J_i phi(z_i / sigma) / sigma,
+        J_i = L(i shown) - L(i hidden) = -(r_i / (1 + c_i)
+                                          - sum_{j > i shown} r_j / ((1 + c'_j)(2 + c'_j))),
+
+    ``c_i`` the number of shown documents before ``i``, ``c'_j`` those before ``j`` other than
+    ``i`` (showing ``i`` pushes every later shown document down one rank); averaged over
+    ``n_samples`` draws, O(n) per query and draw (a Numba kernel). ``J_i`` does not depend on
+    ``e_i``, so the estimate is unbiased. DCG-RR is **not** translation invariant: no centring,
+    no Scale-Free Acceleration. The noise of query ``q``, draw ``k`` is the stream
+    ``(seed, iteration, q, k)`` of :mod:`stochrank_objectives.kernels.rng` (the normals of
+    :func:`stochrank_objectives.objectives.draw_noise`; kernel: ``kernels.dcgrr.dcgrr_ccs``).
+    Hessian: 1 per document.
+
+    Labels are the relevances ``r_i >= 0`` (any real). Unlike the ranking objectives, queries
+    with one document or equal labels are not degenerate (showing or hiding still matters);
+    all-zero relevance gives a zero gradient. :meth:`loss` is ``-sum_q DCG-RR_q`` at ``z``.
+
+    Args: sigma (> 0, default 1), n_samples (>= 1), seed (>= 0).
+
+    >>> import numpy as np
+    >>> obj = StochasticRankDCGRR(n_samples=16, seed=2)
+    >>> g, h = obj.grad_hess(np.zeros(3), np.array([1.0, 0.0, 1.0]), [0, 3])
+    >>> bool(g[0] < 0 < g[1]) and bool(g[2] < 0)  # show relevant documents, hide the other
+    True
+    >>> obj.loss(np.array([1.0, -1.0, 1.0]), np.array([1.0, 0.0, 1.0]), [0, 3])  # -(1 + 1/2)
+    -1.5
+    """
+
+    _params = (
+        Param("sigma", 1.0, real(gt=0.0)),
+        Param("n_samples", 1, integer(1)),
+        Param("seed", 0, seed),
+    )
+
+    def gradient(self, scores, labels, query_offsets, iteration: int = 0, noise=None):
+        """The CCS estimate of the gradient of the smoothed loss.
+
+        Example: ``obj.gradient(z, r, offs, noise=draw_noise(offs, obj.n_samples, obj.seed,
+        t))`` equals ``obj.gradient(z, r, offs, t)`` bit for bit.
+
+        Args:
+          scores, labels, query_offsets: grouped data; iteration: keys the noise streams.
+          noise: optional unit normals ``(n_samples, n_docs)`` to use instead of the seeded
+            streams (for tests and common random numbers).
+
+        Returns:
+          float64 array: the gradient of the loss per document.
+        """
+        p = self._checked()
+        iteration = check_iteration(iteration)
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        noise = _SEEDED if noise is None else as_noise(noise, scores.shape[0])
+        return dcgrr_ccs(scores, labels, offs, p["sigma"], noise, p["n_samples"], p["seed"],
+                         iteration)
+
+    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+        """``(grad, hess)``: :meth:`gradient` and a unit hessian."""
+        grad = self.gradient(scores, labels, query_offsets, iteration)
+        return grad, np.ones_like(grad)
+
+    def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
+        """``-sum_q DCG-RR_q(z)`` (the discrete loss; documents shown where ``z > 0``)."""
+        check_iteration(iteration)
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        return -float(dcgrr_values(scores, labels, offs).sum())
