@@ -39,7 +39,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
     ``random_strength``, ``bootstrap_type``, ``custom_metric``, ...) plus
 
     - ``route``: ``"auto"`` (default), ``"pointer"`` or ``"per_tree"`` (see the package notes);
-    - ``cat_features``: categorical column indices or names (as in ``CatBoostRanker``).
+    - ``cat_features``: categorical column indices or names (as in ``CatBoostRanker``);
+    - ``callbacks``: extra CatBoost callbacks (``after_iteration``), pointer route only.
 
     ``eval_metric`` may also be a CatBoost metric string (``"NDCG:top=5;type=Base"``). The
     default is CatBoost's own metric equal to the objective's worst-tie metric
@@ -80,6 +81,7 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         params = dict(s["params"])
         route = params.pop("route", "auto")
         cat_features = params.pop("cat_features", None)
+        callbacks = params.pop("callbacks", None)
         has_cat = bool(cat_features is not None and len(cat_features))
         X = features(X, "X")
         check_label_domain(s["objective"], y, "y")
@@ -102,7 +104,7 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         if route_used == "pointer":
             try:
                 model, history, best = fit_pointer(adapter, learn, pools, params, rounds,
-                                                   use_best, None)
+                                                   use_best, callbacks)
             except CatBoostError:
                 if adapter.layout_error is None or route == "pointer":
                     raise
@@ -110,6 +112,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                               "retraining with one tree per fit", RuntimeWarning, stacklevel=3)
                 route_used = "per_tree"
         if route_used == "per_tree":
+            if callbacks:
+                raise ValueError("callbacks are not supported on the per-tree route")
             adapter = CatBoostObjective(s["objective"], y, offsets, sglb=noise, route="per_tree")
             model, history, best = fit_per_tree(adapter, X, learn, cat_features, pools, params,
                                                 rounds, use_best)
