@@ -52,7 +52,6 @@ class StochasticLGBMRanker(StochasticRankerBase):
     """
 
     _booster_name = "LightGBM"
-    _owned_params = {"boosting_type": "pass boosting=... (LightGBM's name) instead"}
 
     def _fit_booster(self, X, y, offsets, evals, s):
         adapter = LGBMObjective(s["objective"], sglb=s["sglb"])

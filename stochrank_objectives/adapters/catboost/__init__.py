@@ -82,7 +82,7 @@ Other decisions
 * **Categorical features.** CatBoost's default target statistics (``Borders`` CTRs) would be
   computed from the learn labels, which are row indices here. Default: target-free
   ``simple_ctr=combinations_ctr=["Counter"]``; target-based CTR types are refused.
-* **SGLB** (``langevin=True``, ``diffusion_temperature=T``, ``model_shrink_rate=gamma``, with
+* **SGLB** (``sglb=SGLB(...)``, or CatBoost's own ``langevin=True``, ``diffusion_temperature=T``, ``model_shrink_rate=gamma``, with
   CatBoost's names, defaults -- ``T=10000``, ``gamma=0.001`` once ``langevin`` is on -- and
   ``posterior_sampling``). Shrinkage ``F <- (1 - gamma lr) F`` before each tree's derivatives
   is CatBoost's native ``model_shrink_rate`` on the pointer route (exact; ``Constant`` and

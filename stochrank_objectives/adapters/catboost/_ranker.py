@@ -65,7 +65,6 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         "use_best_model": "the model is cut to the best iteration exactly when "
                           "early_stopping_rounds is set",
         "od_type": "use early_stopping_rounds", "od_pval": "use early_stopping_rounds",
-        "early_stopping_rounds": "pass early_stopping_rounds to the ranker",
     }
 
     def _eval_metric(self, objective):
