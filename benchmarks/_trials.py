@@ -106,7 +106,7 @@ def train_xgboost(method, target, p, seed, split: Split, cfg: TrainConfig):
                                  sglb=make_sglb(p, seed), eval_metric=XGBMetric(metric, k),
                                  early_stopping_rounds=cfg.patience, random_state=seed,
                                  n_jobs=cfg.threads, **tree)
-    ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva)], eval_qid=[va.qid])
+    ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva, va.qid)])
     curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
     return ranker.predict, curve, ranker.get_booster().num_boosted_rounds()
 
@@ -147,13 +147,16 @@ def train_catboost(method, target, p, seed, split: Split, cfg: TrainConfig):
         def predict(X):
             return model.predict(X, prediction_type="RawFormulaVal")
         return predict, curve, n
-    ranker = StochasticCatBoostRanker(make_objective(method, target, p, seed), **common)
-    ranker.fit(tr.X, ytr, group_id=tr.qid, eval_set=(va.X, yva, va.qid),
-               early_stopping_rounds=cfg.patience, use_best_model=True)
-    res = ranker.evals_result_
-    key = "validation" if "validation" in res else list(res)[-1]
-    curve = list(next(iter(res[key].values())))
-    return ranker.predict, curve, ranker.model_.tree_count_
+    sglb = {k: common[k] for k in ("langevin", "model_shrink_rate", "diffusion_temperature")
+            if k in common}
+    ranker = StochasticCatBoostRanker(
+        make_objective(method, target, p, seed), n_estimators=cfg.max_trees,
+        learning_rate=p["learning_rate"], random_state=seed, n_jobs=cfg.threads,
+        eval_metric=common["eval_metric"], early_stopping_rounds=cfg.patience,
+        depth=p["depth"], l2_leaf_reg=p["l2"], **sglb)
+    ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva, va.qid)])
+    curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
+    return ranker.predict, curve, ranker.booster_.tree_count_
 
 
 TRAINERS = {"lightgbm": train_lightgbm, "xgboost": train_xgboost, "catboost": train_catboost}

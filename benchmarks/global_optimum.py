@@ -136,6 +136,9 @@ def train_catboost(method, inst, seed, iterations):
     common = dict(iterations=iterations, depth=DEPTH, learning_rate=LEARNING_RATE,
                   random_seed=seed, verbose=False, thread_count=1, allow_writing_files=False,
                   boosting_type="Plain", bootstrap_type="No", random_strength=0.0)
+    ranker_args = dict(n_estimators=iterations, depth=DEPTH, learning_rate=LEARNING_RATE,
+                       random_state=seed, n_jobs=1, boosting_type="Plain", bootstrap_type="No",
+                       random_strength=0.0)
     if method.startswith("native"):
         labels = inst.y / 3.0 if inst.metric == "ERR" else inst.y  # ERR takes probabilities
         loss = "YetiRank" if method == "native YetiRank" else \
@@ -145,8 +148,8 @@ def train_catboost(method, inst, seed, iterations):
         return model.predict(inst.X, prediction_type="RawFormulaVal")
     objective = ALL_OBJECTIVES[method](inst, seed)
     extra = {} if isinstance(objective, StochasticRank) else {"eval_metric": "NDCG:top=3"}
-    ranker = StochasticCatBoostRanker(objective, **common, **extra)
-    ranker.fit(inst.X, inst.y, group_id=inst.qid)
+    ranker = StochasticCatBoostRanker(objective, **ranker_args, **extra)
+    ranker.fit(inst.X, inst.y, qid=inst.qid)
     return ranker.predict(inst.X)
 
 

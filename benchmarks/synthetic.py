@@ -145,9 +145,12 @@ def train_catboost(method, seed, settings, data):
         return model.predict(data.X, prediction_type="RawFormulaVal")
     variant = SR_VARIANTS[method]
     extra = dict(langevin) if variant["sglb"] else {}
-    ranker = StochasticCatBoostRanker(_objective(variant, seed), bootstrap_type="No",
-                                      random_strength=0.0, **common, **extra)
-    ranker.fit(data.X, data.y, group_id=data.qid)
+    ranker = StochasticCatBoostRanker(
+        _objective(variant, seed), n_estimators=settings["iterations"],
+        learning_rate=settings["learning_rate"], random_state=seed, n_jobs=1,
+        depth=settings["depth"], boosting_type="Plain", bootstrap_type="No",
+        random_strength=0.0, **extra)
+    ranker.fit(data.X, data.y, qid=data.qid)
     return ranker.predict(data.X)
 
 

@@ -236,8 +236,11 @@ def catboost_run(kind, data, threads, args):
     cb = _CatBoostStamp(stamps)
     if kind == "sr":
         timed = TimedObjective(sr_objective(args))
-        ranker = StochasticCatBoostRanker(timed, route="pointer", **common)
-        ranker.fit(X, y, group_id=qid, callbacks=[cb])
+        ranker = StochasticCatBoostRanker(
+            timed, n_estimators=args.iterations, learning_rate=0.1, n_jobs=threads,
+            random_state=0, depth=6, boosting_type="Plain", bootstrap_type="No",
+            route="pointer", callbacks=[cb])
+        ranker.fit(X, y, qid=qid)
         return stamps, timed
     loss = CATBOOST_NATIVE[kind]
     if args.metric != "NDCG" or args.top != 10:  # keep native SR on the same metric as ours

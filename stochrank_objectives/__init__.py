@@ -2,7 +2,10 @@
 and XGBoost with StochasticRank (Ustimenko & Prokhorenkova, ICML 2020) and its baselines.
 
 The objectives, the baselines and the metric functions are importable from here; the booster
-adapters live in :mod:`stochrank_objectives.adapters` (importing this package imports no booster).
+adapters live in :mod:`stochrank_objectives.adapters`. The scikit-learn rankers
+(``StochasticLGBMRanker``, ``StochasticXGBRanker``, ``StochasticCatBoostRanker``) and
+``ranking_scorer`` are importable from here too, lazily: importing this package imports no
+booster, and a ranker imports only its own booster when first accessed.
 """
 
 from .baselines import (
@@ -32,6 +35,28 @@ from .sglb import SGLB
 
 __version__ = "0.1.0"
 
+# name -> module; resolved on first access (PEP 562), so that no booster is imported here
+_LAZY = {
+    "StochasticLGBMRanker": ".adapters.lightgbm",
+    "StochasticXGBRanker": ".adapters.xgboost",
+    "StochasticCatBoostRanker": ".adapters.catboost",
+    "ranking_scorer": ".scoring",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 __all__ = [
     "StochasticRank",
     "SGLB",
@@ -58,5 +83,10 @@ __all__ = [
     "filtered_dcg",
     "precision_at_k",
     "average_precision",
+    # scikit-learn rankers and model selection (lazy)
+    "StochasticLGBMRanker",
+    "StochasticXGBRanker",
+    "StochasticCatBoostRanker",
+    "ranking_scorer",
     "__version__",
 ]

@@ -69,8 +69,7 @@ def run_xgboost(method, train, vali, args):
                                  n_estimators=args.iterations, learning_rate=args.learning_rate,
                                  eval_metric="NDCG@5", early_stopping_rounds=args.patience,
                                  random_state=args.seed, **common)
-    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y)],
-               eval_qid=[vali.qid])
+    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
     return ranker.predict
 
 
@@ -88,8 +87,12 @@ def run_catboost(method, train, vali, args):
         model.fit(Pool(train.X, train.y, group_id=train.qid),
                   eval_set=Pool(vali.X, vali.y, group_id=vali.qid))
         return lambda X: model.predict(X, prediction_type="RawFormulaVal")
-    ranker = StochasticCatBoostRanker(_objective(METHODS[method], args.seed), **common)
-    ranker.fit(train.X, train.y, group_id=train.qid, eval_set=(vali.X, vali.y, vali.qid))
+    ranker = StochasticCatBoostRanker(_objective(METHODS[method], args.seed),
+                                      n_estimators=args.iterations,
+                                      learning_rate=args.learning_rate, depth=4,
+                                      random_state=args.seed,
+                                      early_stopping_rounds=args.patience)
+    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
     return ranker.predict
 
 

@@ -67,7 +67,7 @@ import numpy as np
 
 from .groups import _check_float, _check_int
 
-__all__ = ["SGLB"]
+__all__ = ["SGLB", "catboost_langevin", "catboost_shrink_factor"]
 
 # Largest allowed t * (-log c) per score dtype: float32 overflows at about e^88.7, float64 at
 # about e^709.8; the margin leaves room for the magnitude of the scores themselves.
@@ -114,6 +114,24 @@ class SGLB:
         """CatBoost's ``posterior_sampling=True``: ``T = n_docs``, ``gamma = 1 / (2 n_docs)``."""
         n_docs = _check_int(n_docs, "n_docs", 1)
         return cls(learning_rate, 1.0 / (2.0 * n_docs), float(n_docs), seed)
+
+    # -- scikit-learn style parameters (nested ``sglb__*`` keys of the rankers) --------------
+    _param_names = ("learning_rate", "model_shrink_rate", "diffusion_temperature", "seed")
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments (as validated), e.g. for ``ranker.get_params()``."""
+        return {name: getattr(self, name) for name in self._param_names}
+
+    def set_params(self, **params) -> "SGLB":
+        """Change parameters in place; a bad value raises and leaves the schedule unchanged."""
+        unknown = sorted(set(params) - set(self._param_names))
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown} for SGLB; valid: "
+                             f"{list(self._param_names)}")
+        trial = type(self)(**{**self.get_params(), **params})
+        for name in self._param_names:
+            setattr(self, name, getattr(trial, name))
+        return self
 
     def __repr__(self) -> str:
         return (f"SGLB(learning_rate={self.learning_rate!r}, model_shrink_rate="
@@ -179,6 +197,24 @@ class SGLB:
             grad = np.asarray(grad, dtype=np.float64) + self.noise(scores.shape[0], t)
         return grad, hess
 
+    def perturb(self, grad, iteration: int) -> np.ndarray:
+        """``grad + noise(n, t)``: the Langevin step on a gradient already computed (float64).
+
+        Used where the booster shrinks the model natively (CatBoost), so only the noise is ours.
+        """
+        grad = np.asarray(grad, dtype=np.float64)
+        if self.diffusion_temperature is None:
+            return grad
+        return grad + self.noise(grad.shape[0], iteration)
+
+    def check_learning_rate(self, learning_rate, name: str = "learning_rate") -> None:
+        """Refuse a booster learning rate that differs from the schedule's own ``lr``."""
+        if float(learning_rate) != self.learning_rate:
+            raise ValueError(
+                f"{name}={learning_rate!r} differs from sglb.learning_rate={self.learning_rate!r}: "
+                "SGLB's shrinkage and noise are defined by its learning rate, so set both to the "
+                f"same value (e.g. {name}={self.learning_rate!r})")
+
     # -- overflow guard ----------------------------------------------------------------------
     def max_iterations(self, dtype=np.float32) -> int | None:
         """Most trees the booster's raw scores ``G = F c^-t`` can hold in ``dtype``.
@@ -205,3 +241,81 @@ class SGLB:
                 f"G = F * c^-t would reach c^-{n_trees} = e^{-n_trees * math.log(self.shrink):.1f} "
                 f"(cap {cap} trees). Lower model_shrink_rate or learning_rate, train fewer trees, "
                 "or restart from the finished model's predictions as the initial score.")
+
+
+# -- CatBoost's native parametrisation -----------------------------------------------------------
+# CatBoost's defaults once ``langevin=True``: T = 1e4, gamma = 0.001 (Constant) / 0.01 (Decreasing).
+_CATBOOST_TEMPERATURE = 10000.0
+_CATBOOST_SHRINK_RATE = {"Constant": 0.001, "Decreasing": 0.01}
+
+
+def catboost_shrink_factor(rate: float, learning_rate: float, mode: str, iteration: int) -> float:
+    """CatBoost's model-shrink factor applied before tree ``t`` (0-based).
+
+    ``1`` before tree 0, then ``1 - gamma * lr`` (``"Constant"``) or ``1 - gamma / t``
+    (``"Decreasing"``). CatBoost stores the rate and the learning rate as float32 and computes
+    the factor in double, so both are rounded the same way here.
+
+    >>> catboost_shrink_factor(0.5, 0.2, "Constant", 3) == 1 - float(np.float32(0.5)) * float(np.float32(0.2))
+    True
+    """
+    t = _check_int(iteration, "iteration", 0)
+    if t == 0 or rate == 0.0:
+        return 1.0
+    if mode not in _CATBOOST_SHRINK_RATE:
+        raise ValueError(f"model_shrink_mode must be 'Constant' or 'Decreasing', got {mode!r}")
+    rate = float(np.float32(rate))
+    if mode == "Constant":
+        return 1.0 - rate * float(np.float32(learning_rate))
+    return 1.0 - rate / t
+
+
+def catboost_langevin(params: dict, n_rows: int, learning_rate: float, seed: int,
+                      sglb: SGLB | None = None):
+    """Resolve CatBoost's SGLB parameters into native shrinkage plus this package's noise.
+
+    Pops ``langevin``, ``diffusion_temperature`` and ``posterior_sampling`` from ``params`` (a
+    dict of CatBoost parameters, changed in place) and sets ``model_shrink_rate`` /
+    ``model_shrink_mode`` there; returns the SGLB whose :meth:`SGLB.perturb` adds the gradient
+    noise (``None`` = no noise). CatBoost's defaults apply once ``langevin=True``:
+    ``diffusion_temperature=1e4``, ``model_shrink_rate=0.001`` (Constant) or ``0.01``
+    (Decreasing); ``posterior_sampling=True`` means :meth:`SGLB.posterior_sampling` ``(n_rows)``.
+    A given ``sglb`` maps onto ``model_shrink_rate=sglb.model_shrink_rate`` (Constant mode) and
+    its own noise; it cannot be combined with the native names.
+
+    Returns:
+      the noise source (an SGLB with ``model_shrink_rate=0``: CatBoost shrinks) or ``None``.
+    """
+    native = [k for k in ("langevin", "diffusion_temperature", "posterior_sampling",
+                          "model_shrink_rate", "model_shrink_mode") if k in params]
+    if sglb is not None:
+        if native:
+            raise ValueError(f"sglb= and CatBoost's {native} both set SGLB: pass only "
+                             "sglb=SGLB(learning_rate, model_shrink_rate, diffusion_temperature, "
+                             "seed)")
+        sglb.check_learning_rate(learning_rate)
+        if sglb.model_shrink_rate:
+            params["model_shrink_rate"] = sglb.model_shrink_rate
+            params["model_shrink_mode"] = "Constant"
+        if sglb.diffusion_temperature is None:
+            return None
+        return SGLB(sglb.learning_rate, 0.0, sglb.diffusion_temperature, sglb.seed)
+    langevin = params.pop("langevin", None)
+    temperature = params.pop("diffusion_temperature", None)
+    mode = params.get("model_shrink_mode", "Constant")
+    if params.pop("posterior_sampling", False):
+        if mode != "Constant":
+            raise ValueError("posterior_sampling requires model_shrink_mode='Constant'")
+        posterior = SGLB.posterior_sampling(n_rows, learning_rate, seed)
+        langevin, temperature = True, posterior.diffusion_temperature
+        params["model_shrink_rate"] = posterior.model_shrink_rate
+    if langevin is None and temperature is not None and temperature > 0:
+        langevin = True
+    if not langevin:
+        return None
+    if temperature is None:
+        temperature = _CATBOOST_TEMPERATURE
+    if "model_shrink_rate" not in params:
+        params["model_shrink_rate"] = _CATBOOST_SHRINK_RATE.get(mode, 0.001)
+    return SGLB(learning_rate=learning_rate, model_shrink_rate=0.0,
+                diffusion_temperature=temperature, seed=seed)

@@ -31,7 +31,7 @@ from stochrank_objectives.data import load_mq2008  # noqa: E402
 NDCG5 = "NDCG:top=5;type=Exp"
 # Settings under which one CatBoost fit and the one-tree-per-fit reference can agree bit for
 # bit: no bootstrap and no split-score noise (their random streams differ between the routes).
-EXACT = dict(bootstrap_type="No", random_strength=0, thread_count=2)
+EXACT = dict(bootstrap_type="No", random_strength=0, n_jobs=2)
 
 
 def make_ranking(n_queries=90, seed=0, min_size=2, max_size=140, n_features=8):
@@ -113,16 +113,16 @@ def mq2008():
 def test_mq2008_stochastic_rank_beats_constant(mq2008):
     X, y, q, Xv, yv, qv = mq2008
     ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5, seed=0),
-                                      iterations=100, learning_rate=0.1, depth=6,
-                                      thread_count=2, random_seed=0)
-    ranker.fit(X, y, group_id=q, eval_set=(Xv, yv, qv), use_best_model=False)
-    assert ranker.route_ == "pointer" and ranker.model_.tree_count_ == 100
+                                      n_estimators=100, learning_rate=0.1, depth=6,
+                                      n_jobs=2, random_state=0)
+    ranker.fit(X, y, qid=q, eval_set=[(Xv, yv, qv)])
+    assert ranker.route_ == "pointer" and ranker.booster_.tree_count_ == 100
     offs = query_offsets_from_qid(qv)
     ours = metrics.ndcg_at_k(ranker.predict(Xv), yv, offs, 5)  # exp2 gain, worst ties
     constant = metrics.ndcg_at_k(np.zeros(len(yv)), yv, offs, 5)
     assert ours > constant + 0.3, (ours, constant)
     # the eval metric CatBoost reported during training is our metric on the final model
-    assert ranker.evals_result_["validation"][NDCG5][-1] == pytest.approx(ours, abs=1e-12)
+    assert ranker.evals_result_["validation_0"]["NDCG@5"][-1] == pytest.approx(ours, abs=1e-12)
 
 
 # -- the pointer route computes every gradient on the right query ------------------------------
@@ -132,20 +132,19 @@ def test_mq2008_stochastic_rank_beats_constant(mq2008):
                                            model_shrink_rate=0.3)], ids=["plain", "sglb"])
 def test_pointer_route_equals_one_tree_per_fit_reference(ranking, sglb):
     X, y, qid = ranking
-    params = dict(iterations=25, depth=4, learning_rate=0.2, **EXACT, **sglb)
+    params = dict(n_estimators=25, depth=4, learning_rate=0.2, **EXACT, **sglb)
     fits = {}
     for route in ("pointer", "per_tree"):
         ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5, seed=11),
                                           route=route, **params)
-        ranker.fit(X, y, group_id=qid, eval_set=(X[::2], y[::2], qid[::2]),
-                   use_best_model=False)
+        ranker.fit(X, y, qid=qid, eval_set=[(X[::2], y[::2], qid[::2])])
         assert ranker.route_ == route and ranker.n_iterations_ == 25
         fits[route] = ranker
     # one gradient evaluation per tree: the leaf pass reuses the tree-search derivatives
     assert fits["pointer"].n_gradient_evaluations_ == 25
     a, b = (fits[r].predict(X) for r in ("pointer", "per_tree"))
     assert np.max(np.abs(a - b)) <= 1e-12
-    hist_a, hist_b = (fits[r].evals_result_["validation"][NDCG5] for r in ("pointer", "per_tree"))
+    hist_a, hist_b = (fits[r].evals_result_["validation_0"]["NDCG@5"] for r in ("pointer", "per_tree"))
     np.testing.assert_allclose(hist_a, hist_b, rtol=0, atol=1e-12)
     assert fits["pointer"].best_iteration_ == fits["per_tree"].best_iteration_
     offs = query_offsets_from_qid(qid)  # and a real model, not a constant one
@@ -156,12 +155,13 @@ def test_objective_sees_the_current_model_scores(ranking):
     """The whole-buffer view is F_t, the model after t trees, for every tree t."""
     X, y, qid = ranking
     recording = Recording(StochasticRank(metric="NDCG", top=5, seed=2))
-    ranker = StochasticCatBoostRanker(recording, eval_metric=NDCG5, iterations=12, depth=4,
-                                      learning_rate=0.3, thread_count=2)
-    ranker.fit(X, y, group_id=qid)
+    ranker = StochasticCatBoostRanker(recording, eval_metric=NDCG5, n_estimators=12, depth=4,
+                                      learning_rate=0.3, n_jobs=2)
+    ranker.fit(X, y, qid=qid)
     assert [t for t, _ in recording.calls] == list(range(12))  # once per tree, in order
     for t, scores in recording.calls:
-        expected = np.zeros(len(y)) if t == 0 else ranker.predict(X, ntree_end=t)
+        expected = np.zeros(len(y)) if t == 0 else ranker.booster_.predict(
+            X, prediction_type="RawFormulaVal", ntree_end=t)
         np.testing.assert_allclose(scores, expected, rtol=0, atol=1e-12)
 
 
@@ -180,32 +180,33 @@ def test_ordered_boosting_is_refused(ranking):
     X, y, qid = ranking
     for route in ("auto", "per_tree"):
         ranker = StochasticCatBoostRanker(StochasticRank(top=5), route=route,
-                                          boosting_type="Ordered", iterations=3)
+                                          boosting_type="Ordered", n_estimators=3)
         with pytest.raises(ValueError, match="boosting_type='Plain'"):
-            ranker.fit(X, y, group_id=qid)
+            ranker.fit(X, y, qid=qid)
 
 
 def test_categorical_features_without_has_time_fall_back(ranking):
     X, y, qid = ranking
     df = _with_category(X)
-    kw = dict(iterations=4, depth=3, thread_count=2)
+    kw = dict(n_estimators=4, depth=3, n_jobs=2)
     with pytest.warns(RuntimeWarning, match="has_time"):
-        ranker = StochasticCatBoostRanker(StochasticRank(top=5), **kw)
-        ranker.fit(df, y, group_id=qid, cat_features=["cat"])
-    assert ranker.route_ == "per_tree" and ranker.model_.tree_count_ == 4
+        ranker = StochasticCatBoostRanker(StochasticRank(top=5), cat_features=["cat"], **kw)
+        ranker.fit(df, y, qid=qid)
+    assert ranker.route_ == "per_tree" and ranker.booster_.tree_count_ == 4
     assert np.isfinite(ranker.predict(df)).all()
     with pytest.raises(ValueError, match="has_time=True"):
-        StochasticCatBoostRanker(StochasticRank(top=5), route="pointer", **kw).fit(
-            df, y, group_id=qid, cat_features=["cat"])
+        StochasticCatBoostRanker(StochasticRank(top=5), route="pointer", cat_features=["cat"],
+                                 **kw).fit(df, y, qid=qid)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        ranker = StochasticCatBoostRanker(StochasticRank(top=5), has_time=True, **kw)
-        ranker.fit(df, y, group_id=qid, cat_features=["cat"])
+        ranker = StochasticCatBoostRanker(StochasticRank(top=5), has_time=True,
+                                          cat_features=["cat"], **kw)
+        ranker.fit(df, y, qid=qid)
     assert ranker.route_ == "pointer"
     # only target-free CTRs: the learn labels are row indices
     with pytest.raises(ValueError, match="target statistics"):
         StochasticCatBoostRanker(StochasticRank(top=5), has_time=True, simple_ctr=["Borders"],
-                                 **kw).fit(df, y, group_id=qid, cat_features=["cat"])
+                                 cat_features=["cat"], **kw).fit(df, y, qid=qid)
 
 
 def test_layout_guard_stops_a_permuted_pointer_fit(ranking):
@@ -213,7 +214,7 @@ def test_layout_guard_stops_a_permuted_pointer_fit(ranking):
     df = _with_category(X)
     offs = query_offsets_from_qid(qid)
     adapter = CatBoostObjective(StochasticRank(top=5), y, offs)
-    model = CatBoost(dict(loss_function=adapter, eval_metric=NDCG5, iterations=2, depth=3,
+    model = CatBoost(dict(loss_function=adapter, eval_metric=NDCG5, n_estimators=2, depth=3,
                           simple_ctr=["Counter"], combinations_ctr=["Counter"],
                           allow_writing_files=False, verbose=False))
     pool = Pool(df, label=encode_row_index(len(y)), group_id=np.repeat(
@@ -228,16 +229,17 @@ def test_layout_guard_failure_retrains_on_the_per_tree_route(ranking):
     df = _with_category(X)
 
     class Unguarded(StochasticCatBoostRanker):  # skips the static has_time check
-        def _resolve(self, n_rows, has_cat):
-            params, route, noise = super()._resolve(n_rows, has_cat)
+        def _resolve(self, settings, metric, n_rows, has_cat, route):
+            params, _, noise = super()._resolve(settings, metric, n_rows, has_cat, route)
             return params, "pointer", noise
 
-    ranker = Unguarded(StochasticRank(top=5), iterations=3, depth=3, thread_count=2)
+    ranker = Unguarded(StochasticRank(top=5), n_estimators=3, depth=3, n_jobs=2,
+                       cat_features=["cat"])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "categorical features without has_time")
         with pytest.warns(RuntimeWarning, match="layout guard"):
-            ranker.fit(df, y, group_id=qid, cat_features=["cat"])
-    assert ranker.route_ == "per_tree" and ranker.model_.tree_count_ == 3
+            ranker.fit(df, y, qid=qid)
+    assert ranker.route_ == "per_tree" and ranker.booster_.tree_count_ == 3
 
 
 def test_row_index_channel():
@@ -270,13 +272,13 @@ def test_sglb_noise_scale():
 def test_sglb_is_reproducible(ranking):
     X, y, qid = ranking
     # default bootstrap (Bernoulli) and random_strength: only the seeds make it reproducible
-    params = dict(iterations=20, depth=4, learning_rate=0.2, thread_count=2, langevin=True,
+    params = dict(n_estimators=20, depth=4, learning_rate=0.2, n_jobs=2, langevin=True,
                   diffusion_temperature=200.0, model_shrink_rate=0.5)
 
     def fit(random_seed, **extra):
         ranker = StochasticCatBoostRanker(StochasticRank(top=5, seed=1),
-                                          random_seed=random_seed, **{**params, **extra})
-        return ranker.fit(X, y, group_id=qid).predict(X)
+                                          random_state=random_seed, **{**params, **extra})
+        return ranker.fit(X, y, qid=qid).predict(X)
 
     first, second = fit(5), fit(5)
     assert np.array_equal(first, second)  # bit-identical
@@ -289,9 +291,9 @@ def test_sglb_is_reproducible(ranking):
 
 def test_saved_model_predicts_identically_without_the_package(ranking, tmp_path):
     X, y, qid = ranking
-    ranker = StochasticCatBoostRanker(StochasticRank(top=5), iterations=10, depth=4,
-                                      thread_count=2).fit(X, y, group_id=qid)
-    pickle.loads(pickle.dumps(ranker.model_))  # the trained model holds no Python objective
+    ranker = StochasticCatBoostRanker(StochasticRank(top=5), n_estimators=10, depth=4,
+                                      n_jobs=2).fit(X, y, qid=qid)
+    pickle.loads(pickle.dumps(ranker.booster_))  # the trained model holds no Python objective
     ranker.save_model(tmp_path / "model.cbm")
     np.save(tmp_path / "X.npy", X)
     script = (
@@ -309,32 +311,32 @@ def test_saved_model_predicts_identically_without_the_package(ranking, tmp_path)
 def test_all_zero_derivatives_train_with_the_default_bootstrap(ranking):
     X, _, qid = ranking
     flat = np.ones(len(qid))  # no query has two labels: every gradient is exactly 0
-    ranker = StochasticCatBoostRanker(StochasticRank(top=5), iterations=3, thread_count=2)
-    assert np.all(ranker.fit(X, flat, group_id=qid).predict(X) == 0.0)
+    ranker = StochasticCatBoostRanker(StochasticRank(top=5), n_estimators=3, n_jobs=2)
+    assert np.all(ranker.fit(X, flat, qid=qid).predict(X) == 0.0)
     with pytest.raises(CatBoostError, match="sampling units"):  # why MVS is not the default
-        StochasticCatBoostRanker(StochasticRank(top=5), bootstrap_type="MVS", iterations=3,
-                                 thread_count=2).fit(X, flat, group_id=qid)
+        StochasticCatBoostRanker(StochasticRank(top=5), bootstrap_type="MVS", n_estimators=3,
+                                 n_jobs=2).fit(X, flat, qid=qid)
 
 
-def test_err_objective_eval_labels_and_pool_eval_set(ranking):
+def test_err_objective_eval_labels_and_native_eval_metric(ranking):
     X, y, qid = ranking
     offs = query_offsets_from_qid(qid)
     obj = StochasticRank(metric="ERR", top=5, grade_max=4)
-    ranker = StochasticCatBoostRanker(obj, iterations=8, depth=3, thread_count=2)
-    ranker.fit(X, y, group_id=qid, eval_set=(X, y, qid), use_best_model=False)
+    ranker = StochasticCatBoostRanker(obj, n_estimators=8, depth=3, n_jobs=2)
+    ranker.fit(X, y, qid=qid, eval_set=[(X, y, qid)])
     assert ranker.eval_metric_.startswith("ERR:top=5")  # learn labels in [0, 1): accepted
-    reported = ranker.evals_result_["validation"]["ERR:top=5"][-1]
+    reported = ranker.evals_result_["validation_0"]["ERR@5"][-1]
     assert reported == pytest.approx(
         metrics.err_at_k(ranker.predict(X), y, offs, 5, grade_max=4), abs=1e-12)
-    # an eval Pool with real (integer) labels and an explicit metric
-    pool = Pool(X, label=y, group_id=qid)
+    # integer labels and an explicit CatBoost metric string
     for route in ("pointer", "per_tree"):
         ranker = StochasticCatBoostRanker(StochasticRank(top=5), eval_metric="NDCG:top=3",
-                                          iterations=8, depth=3, thread_count=2, route=route)
-        ranker.fit(X, y.astype(np.int32), group_id=qid, eval_set=pool, early_stopping_rounds=50)
-        history = ranker.evals_result_["validation"]["NDCG:top=3;type=Base"]  # CatBoost's name
+                                          n_estimators=8, depth=3, n_jobs=2, route=route,
+                                          early_stopping_rounds=50)
+        ranker.fit(X, y.astype(np.int32), qid=qid, eval_set=[(X, y, qid)])
+        history = ranker.evals_result_["validation_0"]["NDCG:top=3;type=Base"]  # CatBoost's
         assert len(history) == 8 and history[ranker.best_iteration_] == max(history)
-        assert ranker.model_.tree_count_ == ranker.best_iteration_ + 1  # use_best_model
+        assert ranker.booster_.tree_count_ == ranker.best_iteration_ + 1  # use_best_model
 
 
 def test_adapter_survives_deepcopy_and_pickle(ranking):
@@ -348,11 +350,11 @@ def test_adapter_survives_deepcopy_and_pickle(ranking):
 def test_bad_inputs_are_named(ranking):
     X, y, qid = ranking
     with pytest.raises(ValueError, match="loss_function"):
-        StochasticCatBoostRanker(StochasticRank(), loss_function="RMSE").fit(X, y, group_id=qid)
+        StochasticCatBoostRanker(StochasticRank(), loss_function="RMSE").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="exactly one"):
         StochasticCatBoostRanker(StochasticRank()).fit(X, y)
     with pytest.raises(ValueError, match="contiguous"):
-        StochasticCatBoostRanker(StochasticRank()).fit(X, y, group_id=qid[::-1].copy()[
+        StochasticCatBoostRanker(StochasticRank()).fit(X, y, qid=qid[::-1].copy()[
             np.random.default_rng(0).permutation(len(qid))])
     with pytest.raises(TypeError, match="grad_hess"):
         CatBoostObjective(object(), y, query_offsets_from_qid(qid))

@@ -190,18 +190,18 @@ def _cb_ranker(objective=None, **kwargs):
     pytest.importorskip("catboost")
     from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
 
-    return StochasticCatBoostRanker(objective or StochasticRank(top=5, seed=1), iterations=4,
-                                    depth=3, thread_count=1, **kwargs)
+    return StochasticCatBoostRanker(objective or StochasticRank(top=5, seed=1), n_estimators=4,
+                                    depth=3, n_jobs=1, **kwargs)
 
 
 def test_catboost_ranker_fits_python_lists():
-    from_lists = _cb_ranker().fit(X.tolist(), Y.tolist(), QID.tolist())
-    from_arrays = _cb_ranker().fit(X, Y, QID)
+    from_lists = _cb_ranker().fit(X.tolist(), Y.tolist(), qid=QID.tolist())
+    from_arrays = _cb_ranker().fit(X, Y, qid=QID)
     np.testing.assert_array_equal(from_lists.predict(X.tolist()), from_arrays.predict(X))
     eval_set = (X[:40].tolist(), Y[:40].tolist(), QID[:40].tolist())
-    _cb_ranker().fit(X.tolist(), Y.tolist(), QID.tolist(), eval_set=eval_set)
+    _cb_ranker().fit(X.tolist(), Y.tolist(), qid=QID.tolist(), eval_set=[eval_set])
     with pytest.raises(TypeError, match="X"):
-        _cb_ranker().fit(object(), Y, QID)
+        _cb_ranker().fit(object(), Y, qid=QID)
 
 
 @pytest.mark.parametrize("metric,labels,field", [
@@ -212,29 +212,29 @@ def test_catboost_label_domain_errors_before_training(metric, labels, field):
     catboost = pytest.importorskip("catboost")
     ranker = _cb_ranker(StochasticRank(metric=metric, top=5))
     with pytest.raises(ValueError, match=rf"^{field}: .*\[0, 1\]") as info:
-        ranker.fit(X, labels, QID)
+        ranker.fit(X, labels, qid=QID)
     assert not isinstance(info.value, catboost.CatBoostError)
     assert "Traceback" not in str(info.value)
-    assert not hasattr(ranker, "model_")
+    assert not hasattr(ranker, "booster_")
 
 
 def test_catboost_eval_label_domain_error_names_the_eval_set():
     catboost = pytest.importorskip("catboost")
     ranker = _cb_ranker(StochasticRank(metric="ERR", top=5))
     with pytest.raises(ValueError, match=r"^eval_set\[0\] y: .*\[0, 1\]") as info:
-        ranker.fit(X, Y / 2, QID, eval_set=(X, Y, QID))  # the default ERR eval metric
+        ranker.fit(X, Y / 2, qid=QID, eval_set=[(X, Y, QID)])  # the default ERR eval metric
     assert not isinstance(info.value, catboost.CatBoostError)
     nan = Y.copy()
     nan[7] = np.nan
     with pytest.raises(ValueError, match="y contains NaN"):
-        _cb_ranker().fit(X, nan, QID)
+        _cb_ranker().fit(X, nan, qid=QID)
 
 
 def test_catboost_ranker_feature_importances():
-    ranker = _cb_ranker().fit(X, Y, QID)
+    ranker = _cb_ranker().fit(X, Y, qid=QID)
     imp = ranker.feature_importances_
     assert ranker.n_features_in_ == 4 and imp.shape == (4,)
-    np.testing.assert_array_equal(imp, ranker.model_.get_feature_importance())
+    np.testing.assert_array_equal(imp, ranker.booster_.get_feature_importance())
     assert np.all(imp >= 0) and imp.sum() > 0
     with pytest.raises(AttributeError, match="fit"):
         _cb_ranker().feature_importances_

@@ -71,9 +71,9 @@ def _train_catboost(obj, lr, tr):
     pytest.importorskip("catboost")
     from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
 
-    ranker = StochasticCatBoostRanker(obj, iterations=N_TREES, learning_rate=lr, depth=3,
-                                      thread_count=2, eval_metric="NDCG:top=5;type=Exp")
-    ranker.fit(tr.X, tr.y, query_offsets=tr.query_offsets)
+    ranker = StochasticCatBoostRanker(obj, n_estimators=N_TREES, learning_rate=lr, depth=3,
+                                      n_jobs=2, eval_metric="NDCG:top=5;type=Exp")
+    ranker.fit(tr.X, tr.y, group=tr.group_sizes)
     return ranker.predict
 
 

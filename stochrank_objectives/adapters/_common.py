@@ -66,6 +66,23 @@ class EvalMetric:
                                        ties=self.ties, **self.options))
 
 
+def objective_metric(objective) -> EvalMetric:
+    """The objective's own metric with worst-order ties: ``StochasticRank(metric="NDCG",
+    top=5)`` -> ``EvalMetric("NDCG", 5)`` (its gain, threshold, ``grade_max`` or decay too).
+
+    Objectives without a ``metric_spec`` use their ``metric``/``top`` attributes when these
+    name a metric, else NDCG (at ``top``). The rankers' ``score`` and default ``eval_metric``.
+    """
+    spec = getattr(objective, "metric_spec", None)
+    if spec is not None and getattr(spec, "metric", None) is not None:
+        return EvalMetric(spec.metric, spec.top, **_metrics.metric_options(spec))
+    top = getattr(objective, "top", None)
+    try:
+        return EvalMetric(getattr(objective, "metric", "NDCG"), top)
+    except (TypeError, ValueError):
+        return EvalMetric("NDCG", top)
+
+
 def check_objective_and_sglb(objective, sglb):
     """The adapters' constructor checks: a ``grad_hess`` objective and an optional SGLB."""
     if not callable(getattr(objective, "grad_hess", None)):

@@ -304,3 +304,8 @@ class LGBMMetric(EvalMetric):
         preds = as_scores(preds)
         labels, offsets = _grouped(labels, sizes, preds.shape[0], "evaluation data")
         return self.name, self.value(preds, labels, offsets), True
+
+
+from ._lgbm_ranker import StochasticLGBMRanker  # noqa: E402  (the ranker builds on the above)
+
+__all__ += ["StochasticLGBMRanker"]

@@ -12,11 +12,11 @@ learner still thinks it is ``reg:squarederror`` and would report (and early-stop
 Evaluate with :class:`XGBMetric` (``custom_metric=XGBMetric("NDCG", 5), maximize=True``).
 
 ``XGBRanker`` refuses callable objectives, so :class:`StochasticXGBRanker` is the
-scikit-learn-style estimator of this package::
+scikit-learn ranker of this package (the same shape as the LightGBM and CatBoost rankers)::
 
     ranker = StochasticXGBRanker(StochasticRank(top=5), n_estimators=200, max_depth=6,
                                  eval_metric="NDCG@5", early_stopping_rounds=20)
-    ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v]).predict(Xt)
+    ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv, qid_v)]).predict(Xt)
 
 SGLB (see :mod:`stochrank_objectives.sglb`) runs through the adapter's callback: it sets tree
 t's learning rate to ``lr * c^-(t+1)`` in ``before_iteration`` (XGBoost's own
@@ -46,9 +46,9 @@ import re
 import numpy as np
 import xgboost as xgb
 
-from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 from ..sglb import SGLB
 from ._common import EvalMetric, as_scores, check_objective_and_sglb, objective_grad_hess
+from ._ranker import StochasticRankerBase
 
 __all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
 
@@ -234,199 +234,89 @@ class XGBMetric(EvalMetric):
         return self.name, self.value(predt, labels, offsets)
 
 
-def _run_qid(qid=None, group=None, n_rows: int | None = None, where: str = "training"):
-    """Row-wise query ids 0, 0, ..., 1, 1, ... from ``qid`` (contiguous) or ``group`` sizes."""
-    if (qid is None) == (group is None):
-        raise ValueError(f"pass exactly one of qid= (one query id per row) or group= (query "
-                         f"sizes) for the {where} data")
-    if qid is not None:
-        offsets = query_offsets_from_qid(np.asarray(qid).ravel())
-    else:
-        offsets = query_offsets_from_sizes(group)
-    if n_rows is not None and offsets[-1] != n_rows:
-        raise ValueError(f"the {where} query ids/groups cover {offsets[-1]} rows but X has "
-                         f"{n_rows}")
-    return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
+def _dmatrix(X, y=None, offsets=None, feature_names=None) -> xgb.DMatrix:
+    qid = None if offsets is None else np.repeat(np.arange(offsets.size - 1, dtype=np.int64),
+                                                 np.diff(offsets))
+    return xgb.DMatrix(X, y, qid=qid, feature_names=feature_names)
 
 
-def _take_alias(xgb_params: dict, alias: str, name: str, value, default):
-    """Pop XGBoost's ``alias`` (e.g. ``eta``) of the ranker argument ``name``: used when the
-    argument is left at its default, refused when both are set to different values."""
-    if alias not in xgb_params:
-        return value
-    aliased = xgb_params.pop(alias)
-    if value != default and value != aliased:
-        raise ValueError(f"{alias}={aliased!r} and {name}={value!r} name the same XGBoost "
-                         f"parameter with different values: set {name} only")
-    return aliased
+class StochasticXGBRanker(StochasticRankerBase):
+    """An XGBoost ranker trained with one of this package's objectives (``xgb.train`` inside).
 
+    ``XGBRanker`` refuses callable objectives; this is the package's scikit-learn ranker.
 
-class StochasticXGBRanker:
-    """A scikit-learn-style XGBoost ranker trained with one of this package's objectives.
+    Example::
 
-    Args:
-      objective: an object with ``grad_hess(scores, labels, query_offsets, iteration)``.
-      n_estimators: boosting rounds.
-      learning_rate: XGBoost's ``eta`` (default 0.3; with ``sglb`` it must be None or equal
-        ``sglb.learning_rate``).
-      sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule.
-      eval_metric: ``None``, an :class:`XGBMetric`, or a string such as ``"NDCG@5"``,
-        ``"ERR@10"``, ``"MRR"``; evaluated on ``eval_set`` and used for early stopping.
-      early_stopping_rounds: stop when the last eval set's metric has not improved for this
-        many rounds; the fitted booster is cut to the best iteration.
-      random_state, n_jobs: XGBoost's ``seed`` and ``nthread``.
-      **xgb_params: any other XGBoost parameter (``max_depth``, ``reg_lambda``, ``tree_method``,
-        ...). ``base_score`` defaults to 0 and the default ``rmse`` metric is disabled.
+        ranker = StochasticXGBRanker(StochasticRank(metric="NDCG", top=5), max_depth=6)
+        ranker.fit(X, y, qid=qid).predict(X_test)
 
-    After ``fit``: ``booster_`` (also :meth:`get_booster`), ``best_iteration_`` and
-    ``best_score_`` (with early stopping), ``evals_result_``, ``n_features_in_``,
-    ``feature_importances_``. XGBoost passes
-    evaluation results through ``%f`` text, so logged scores are rounded to 6 decimals.
+    Args: see :class:`~stochrank_objectives.adapters._ranker.StochasticRankerBase`;
+    ``**booster_params`` are XGBoost parameters (``max_depth``, ``min_child_weight``,
+    ``reg_lambda``, ``subsample``, ``tree_method``, ...). ``base_score`` defaults to 0 and
+    XGBoost's default ``rmse`` metric is disabled; ``eta``/``seed``/``nthread`` are refused in
+    favour of ``learning_rate``/``random_state``/``n_jobs``.
+
+    ``booster_`` is the ``xgboost.Booster`` (cut to ``best_iteration_ + 1`` trees after early
+    stopping; under SGLB ``c^T`` is in its leaves), loadable with
+    ``xgb.Booster(model_file=...)`` without this package. XGBoost passes evaluation results
+    through ``%f`` text, so ``evals_result_`` values are rounded to 6 decimals.
+    ``feature_importances_`` is ``XGBRanker``'s default, the normalised ``"gain"``.
     """
 
-    def __init__(self, objective, *, n_estimators: int = 100, learning_rate: float | None = None,
-                 sglb: SGLB | None = None, eval_metric=None,
-                 early_stopping_rounds: int | None = None, random_state: int = 0,
-                 n_jobs: int | None = None, **xgb_params):
-        self.objective = objective
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.sglb = sglb
-        self.eval_metric = eval_metric
-        self.early_stopping_rounds = early_stopping_rounds
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.xgb_params = dict(xgb_params)
+    _booster_name = "XGBoost"
+    _owned_params = {"disable_default_eval_metric": "the ranker disables XGBoost's default "
+                     "metric itself; use eval_metric="}
 
-    _explicit = ("objective", "n_estimators", "learning_rate", "sglb", "eval_metric",
-                 "early_stopping_rounds", "random_state", "n_jobs")
-
-    def get_params(self, deep: bool = True) -> dict:
-        params = {name: getattr(self, name) for name in self._explicit}
-        params.update(self.xgb_params)
-        return params
-
-    def set_params(self, **params):
-        for name, value in params.items():
-            if name in self._explicit:
-                setattr(self, name, value)
-            else:
-                self.xgb_params[name] = value
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
-
-    def _metric(self):
-        metric = self.eval_metric
-        if metric is None or callable(metric):
-            return metric
-        if isinstance(metric, str):
-            return XGBMetric.from_string(metric)
-        raise TypeError(f"eval_metric must be None, a string like 'NDCG@5' or a callable, got "
-                        f"{type(metric).__name__}")
-
-    def _params(self) -> dict:
-        for bad in ("objective", "obj", "eval_metric", "custom_metric"):
-            if bad in self.xgb_params:
-                raise ValueError(f"{bad!r} cannot be an XGBoost parameter of "
-                                 f"{type(self).__name__}: use its objective/eval_metric arguments")
-        xgb_params = dict(self.xgb_params)
-        lr = _take_alias(xgb_params, "eta", "learning_rate", self.learning_rate, None)
-        seed = _take_alias(xgb_params, "seed", "random_state", self.random_state, 0)
-        n_jobs = _take_alias(xgb_params, "nthread", "n_jobs", self.n_jobs, None)
-        for name in ("num_boost_round", "num_round"):
-            if name in xgb_params:
-                raise ValueError(f"{name}={xgb_params[name]} is not an XGBoost parameter of "
-                                 f"{type(self).__name__}: use n_estimators")
-        if self.sglb is not None:
-            if lr is not None and lr != self.sglb.learning_rate:
-                raise ValueError(f"learning_rate={lr} differs from sglb.learning_rate="
-                                 f"{self.sglb.learning_rate}; set one of them")
-            lr = self.sglb.learning_rate
-        params = dict(DEFAULT_PARAMS)
-        params["learning_rate"] = 0.3 if lr is None else lr
-        params["seed"] = seed
-        if n_jobs is not None:
-            params["nthread"] = n_jobs
-        params.update(xgb_params)
-        return params
-
-    def fit(self, X, y, *, qid=None, group=None, eval_set=None, eval_qid=None, eval_group=None,
-            verbose=False, callbacks=None):
-        """Train on ``X, y`` with query ids ``qid`` (rows of a query contiguous) or sizes ``group``.
-
-        ``eval_set`` is a list of ``(X, y)`` pairs with matching ``eval_qid`` or ``eval_group``
-        lists. Query ids need not be sorted, only contiguous; they are renumbered in row order.
-        """
-        params = self._params()
-        n_rounds = int(self.n_estimators)
-        if self.sglb is not None:
-            self.sglb.check_iterations(n_rounds, np.float32)
-        adapter = XGBObjective(self.objective, sglb=self.sglb)
-        metric = self._metric()
-        dtrain = xgb.DMatrix(X, y, qid=_run_qid(qid, group, np.shape(X)[0]))
-        evals = []
-        for i, pair in enumerate(eval_set or []):
-            if len(pair) != 2:
-                raise ValueError("eval_set must be a list of (X, y) pairs")
-            qid_i = None if eval_qid is None else eval_qid[i]
-            group_i = None if eval_group is None else eval_group[i]
-            Xi, yi = pair
-            evals.append((xgb.DMatrix(Xi, yi, qid=_run_qid(qid_i, group_i, np.shape(Xi)[0],
-                                                            f"eval_set[{i}]")), f"validation_{i}"))
-        if self.early_stopping_rounds and (not evals or metric is None):
-            raise ValueError("early_stopping_rounds needs eval_set and eval_metric")
-        self.evals_result_ = {}
-        booster = xgb.train(params, dtrain, n_rounds, evals=evals, obj=adapter,
-                            custom_metric=metric, maximize=True,
-                            early_stopping_rounds=self.early_stopping_rounds,
-                            evals_result=self.evals_result_, verbose_eval=verbose,
-                            callbacks=[adapter.callback(), *(callbacks or [])])
+    def _fit_booster(self, X, y, offsets, evals, s):
+        params = dict(DEFAULT_PARAMS, learning_rate=s["learning_rate"])
+        if s["random_state"] is not None:
+            params["seed"] = s["random_state"]
+        if s["n_jobs"] is not None:
+            params["nthread"] = s["n_jobs"]
+        params.update(s["params"])
+        n_rounds = s["n_estimators"]
+        if s["sglb"] is not None:
+            s["sglb"].check_iterations(n_rounds, np.float32)
+        adapter = XGBObjective(s["objective"], sglb=s["sglb"])
+        m = s["eval_metric"]
+        metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
+        names = None if getattr(self, "feature_names_in_", None) is None else [
+            str(name) for name in self.feature_names_in_]
+        dtrain = _dmatrix(X, y, offsets, names)
+        dvalid = [(_dmatrix(Xi, yi, oi, names), f"validation_{i}")
+                  for i, (Xi, yi, oi) in enumerate(evals)]
+        history = {}
+        booster = xgb.train(params, dtrain, n_rounds, evals=dvalid, obj=adapter,
+                            custom_metric=metric if dvalid else None, maximize=True,
+                            early_stopping_rounds=s["early_stopping_rounds"],
+                            evals_result=history, verbose_eval=s["verbose"] or False,
+                            callbacks=[adapter.callback()])
         best = booster.attr("best_iteration")
-        self.best_iteration_ = None if best is None else int(best)
-        score = booster.attr("best_score")
-        self.best_score_ = None if score is None else float(score)
-        if best is not None and int(best) + 1 < booster.num_boosted_rounds():
-            # Keep exactly the selected trees, so that a saved model predicts what we predict.
-            attrs = {"best_iteration": best, "best_score": score}
-            booster = booster[: int(best) + 1]
-            booster.set_attr(**{k: v for k, v in attrs.items() if v is not None})
+        if s["early_stopping_rounds"] is not None and best is not None:
+            self.best_iteration_ = int(best)
+            if int(best) + 1 < booster.num_boosted_rounds():
+                # keep exactly the selected trees, so that a saved model predicts the same
+                score = booster.attr("best_score")
+                booster = booster[: int(best) + 1]
+                booster.set_attr(best_iteration=best, best_score=score)
+        self.evals_result_ = {name: dict(values) for name, values in history.items()}
         self.booster_ = booster
-        self.n_features_in_ = int(np.shape(X)[1])
-        return self
 
     def get_booster(self) -> xgb.Booster:
+        """``booster_`` (as ``XGBRanker.get_booster``)."""
         if not hasattr(self, "booster_"):
-            raise AttributeError(f"this {type(self).__name__} is not fitted yet; call fit first")
+            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
         return self.booster_
 
-    def predict(self, X) -> np.ndarray:
-        """Ranking scores (margins) of the fitted model, one per row of ``X``."""
-        booster = self.get_booster()
-        if np.shape(X)[1] != self.n_features_in_:
-            raise ValueError(f"X has {np.shape(X)[1]} features, the model was trained on "
-                             f"{self.n_features_in_}")
+    def _predict_raw(self, X):
         data = xgb.DMatrix(X)
-        # As XGBRanker: column names are checked when X has them (a DataFrame); an array
-        # without names is checked by its number of columns only (done above).
-        validate = data.feature_names is not None
-        return np.asarray(booster.predict(data, output_margin=True, validate_features=validate),
-                          dtype=np.float64)
+        # as XGBRanker: column names are checked when X has them (a DataFrame)
+        validate = data.feature_names is not None and self.booster_.feature_names is not None
+        return self.booster_.predict(data, output_margin=True, validate_features=validate)
 
-    @property
-    def feature_importances_(self) -> np.ndarray:
-        """Normalised ``"gain"`` importance per feature, length ``n_features_in_`` (float32,
-        summing to 1 unless the model has no split): ``XGBRanker``'s default importance."""
-        booster = self.get_booster()
-        score = booster.get_score(importance_type="gain")
-        names = booster.feature_names or [f"f{i}" for i in range(self.n_features_in_)]
-        values = np.array([score.get(name, 0.0) for name in names], dtype=np.float32)
+    def _importances(self):
+        score = self.booster_.get_score(importance_type="gain")
+        names = self.booster_.feature_names or [f"f{i}" for i in range(self.n_features_in_)]
+        values = np.array([score.get(name, 0.0) for name in names], dtype=np.float64)
         total = values.sum()
         return values / total if total > 0 else values
-
-    def save_model(self, fname) -> None:
-        """Save the booster (JSON or UBJSON by extension); load it with
-        ``xgboost.Booster(model_file=...)``, without this package."""
-        self.get_booster().save_model(fname)

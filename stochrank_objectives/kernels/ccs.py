@@ -52,7 +52,7 @@ Precision@k and AP@k are not cascades, but their adjacent-swap jumps are O(1) fr
 count of relevant documents: :func:`ccs_counting_query` (same protocol, same cost). PFound is a
 cascade (``w_p = decay^p``, ``d = 1 - r``); FilteredDCG is a cascade over the query plus a
 noise-free virtual document at score 0 with continuation 0 (``fixed_last`` in the seeded
-driver), see ``_cascade.py``.
+driver), see ``objectives/metric_spec.py``.
 """
 
 import math

@@ -1,0 +1,95 @@
+"""``StochasticLGBMRanker``: the package's scikit-learn ranker on ``lightgbm.train``."""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+
+from ._ranker import StochasticRankerBase
+from .lightgbm import LGBMMetric, LGBMObjective
+
+__all__ = ["StochasticLGBMRanker"]
+
+
+class _LastSetEarlyStopping:
+    """Early stopping on the last validation set only (as XGBoost and CatBoost do), higher is
+    better; at the last round it also stops, so that the model is cut to the best round."""
+
+    def __init__(self, rounds: int, data_name: str, metric_name: str):
+        self.order = 30
+        self.before_iteration = False
+        self.rounds = rounds
+        self.key = (data_name, metric_name)
+        self.best, self.best_iteration, self.best_list = -np.inf, 0, []
+
+    def __call__(self, env) -> None:
+        t = env.iteration - env.begin_iteration
+        value = next(r[2] for r in env.evaluation_result_list if (r[0], r[1]) == self.key)
+        if value > self.best:
+            self.best, self.best_iteration, self.best_list = value, t, env.evaluation_result_list
+        if t - self.best_iteration >= self.rounds or env.iteration == env.end_iteration - 1:
+            raise lgb.callback.EarlyStopException(self.best_iteration, self.best_list)
+
+
+class StochasticLGBMRanker(StochasticRankerBase):
+    """A LightGBM ranker trained with one of this package's objectives (``lgb.train`` inside).
+
+    Example::
+
+        ranker = StochasticLGBMRanker(StochasticRank(metric="NDCG", top=5), num_leaves=15)
+        ranker.fit(X, y, qid=qid).predict(X_test)
+
+    Args: see :class:`~stochrank_objectives.adapters._ranker.StochasticRankerBase`;
+    ``**booster_params`` are LightGBM parameters (``num_leaves``, ``max_depth``,
+    ``min_data_in_leaf``, ``lambda_l2``, ``feature_fraction``, ...). ``objective``,
+    ``metric`` and ``verbose`` are the ranker's; ``seed`` is ``random_state``, ``num_threads``
+    is ``n_jobs``.
+
+    ``booster_`` is a ``lightgbm.Booster`` re-loaded from the trained model's text (it holds no
+    Python objective; under SGLB ``c^T`` is already in its leaves), so
+    ``booster_.save_model(path)`` and ``lgb.Booster(model_file=path)`` work without this
+    package. ``feature_importances_`` is LightGBM's default ``"split"`` count.
+    """
+
+    _booster_name = "LightGBM"
+
+    def _fit_booster(self, X, y, offsets, evals, s):
+        adapter = LGBMObjective(s["objective"], sglb=s["sglb"])
+        params = {"objective": adapter, "learning_rate": s["learning_rate"], "verbose": -1,
+                  "metric": "None"}
+        if s["random_state"] is not None:
+            params["seed"] = s["random_state"]
+        if s["n_jobs"] is not None:
+            params["num_threads"] = s["n_jobs"]
+        params.update(s["params"])
+        feature_name = "auto" if getattr(self, "feature_names_in_", None) is None else [
+            str(name) for name in self.feature_names_in_]
+        train = lgb.Dataset(X, y, group=np.diff(offsets), feature_name=feature_name)
+        valid = [lgb.Dataset(Xi, yi, group=np.diff(oi), reference=train)
+                 for Xi, yi, oi in evals]
+        names = [f"validation_{i}" for i in range(len(evals))]
+        metric = LGBMMetric(s["eval_metric"].metric, s["eval_metric"].k,
+                            ties=s["eval_metric"].ties, name=s["eval_metric"].name,
+                            **s["eval_metric"].options)
+        history = {}
+        callbacks = [adapter.callback(), lgb.record_evaluation(history)]
+        if evals and s["verbose"]:
+            callbacks.append(lgb.log_evaluation(s["verbose"]))
+        if s["early_stopping_rounds"] is not None:
+            callbacks.append(_LastSetEarlyStopping(s["early_stopping_rounds"], names[-1],
+                                                   metric.name))
+        booster = lgb.train(params, train, num_boost_round=s["n_estimators"], valid_sets=valid,
+                            valid_names=names, feval=metric if evals else None,
+                            callbacks=callbacks)
+        if s["early_stopping_rounds"] is not None:
+            self.best_iteration_ = booster.best_iteration - 1
+        adapter.finalize(booster)
+        self.evals_result_ = {name: dict(values) for name, values in history.items()}
+        # a model without the Python objective: what a user saves and reloads
+        self.booster_ = lgb.Booster(model_str=booster.model_to_string())
+
+    def _predict_raw(self, X):
+        return self.booster_.predict(X, raw_score=True)
+
+    def _importances(self):
+        return self.booster_.feature_importance(importance_type="split")

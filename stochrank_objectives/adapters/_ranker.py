@@ -1,0 +1,362 @@
+"""The scikit-learn ranker shape shared by the LightGBM, XGBoost and CatBoost rankers.
+
+:class:`StochasticRankerBase` holds everything that does not depend on the booster: the
+constructor (it only stores its arguments), parameter validation at ``fit``, booster aliases,
+query groups, eval sets, feature names, ``predict``/``score`` and scikit-learn's nested
+parameters and metadata routing. A booster subclass implements ``_fit_booster``,
+``_predict_raw`` and ``_importances``. No booster is imported here.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..groups import as_float_array, query_offsets_from_qid, query_offsets_from_sizes
+from ._common import EvalMetric, check_objective_and_sglb, objective_metric
+
+__all__ = ["StochasticRankerBase", "default_objective", "ALIASES"]
+
+#: Booster parameter names that duplicate a ranker argument: refused in every ranker, so that
+#: ``get_params``/``set_params`` and model selection see one name per setting.
+ALIASES = {
+    "learning_rate": ("eta", "shrinkage_rate"),
+    "n_estimators": ("num_boost_round", "num_round", "num_rounds", "nrounds", "num_iterations",
+                     "num_iteration", "n_iter", "num_tree", "num_trees", "iterations",
+                     "max_iter"),
+    "random_state": ("seed", "random_seed"),
+    "n_jobs": ("nthread", "nthreads", "num_threads", "num_thread", "thread_count"),
+    "early_stopping_rounds": ("early_stopping_round", "early_stopping", "n_iter_no_change",
+                              "od_wait"),
+    "eval_metric": ("metric", "metrics", "metric_types", "feval", "custom_metric"),
+    "objective": ("obj", "fobj", "loss", "loss_function", "objective_type", "app",
+                  "application"),
+    "verbose": ("verbosity", "verbose_eval", "logging_level", "silent"),
+}
+
+
+def default_objective():
+    """The objective of ``objective=None``: ``StochasticRank(metric="NDCG", top=5)``, the
+    package defaults otherwise (the README's recommended starting point)."""
+    from ..objectives import StochasticRank
+
+    return StochasticRank(metric="NDCG", top=5)
+
+
+def _offsets(n_rows: int, qid, group, where: str) -> np.ndarray:
+    """CSR query offsets from ``qid`` (one id per row, queries contiguous) or ``group`` sizes."""
+    if (qid is None) == (group is None):
+        raise ValueError(f"{where}: pass exactly one of qid= (one query id per row, the rows of "
+                         "a query contiguous) or group= (the number of rows of each query)")
+    if qid is not None:
+        qid = np.asarray(qid)
+        if qid.shape != (n_rows,):
+            raise ValueError(f"{where}: qid has shape {qid.shape}, expected ({n_rows},) (one "
+                             "query id per row of X)")
+        return query_offsets_from_qid(qid)
+    offsets = query_offsets_from_sizes(np.asarray(group).ravel())
+    if offsets[-1] != n_rows:
+        raise ValueError(f"{where}: group sizes sum to {offsets[-1]} but X has {n_rows} rows")
+    return offsets
+
+
+def _n_rows_cols(X, where: str):
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        try:
+            shape = np.shape(np.asarray(X, dtype=object))
+        except (TypeError, ValueError):
+            shape = ()
+    if len(shape) != 2:
+        raise TypeError(f"{where} must be a 2-d array-like (array, DataFrame or list of rows), "
+                        f"got {type(X).__name__} of shape {tuple(shape)}")
+    return int(shape[0]), int(shape[1])
+
+
+def _column_names(X):
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = [str(c) if isinstance(c, str) else None for c in columns]
+    return None if None in names else np.asarray(names, dtype=object)
+
+
+class StochasticRankerBase(BaseEstimator):
+    """Base class of the scikit-learn rankers: one shape for every booster.
+
+    Example::
+
+        ranker = StochasticLGBMRanker(StochasticRank(metric="NDCG", top=5), n_estimators=200,
+                                      eval_metric="NDCG@5", early_stopping_rounds=20)
+        ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv, qid_v)]).predict(Xt)
+
+    Args:
+      objective: any object with ``grad_hess(scores, labels, query_offsets, iteration)``;
+        ``None`` = :func:`default_objective` (``StochasticRank(metric="NDCG", top=5)``).
+      sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule (its ``learning_rate``
+        must equal ``learning_rate``).
+      n_estimators: boosting rounds (trees), default 100.
+      learning_rate: step of every tree, default 0.1.
+      random_state: the booster's seed (``None`` = the booster's default; the objective keeps
+        its own ``seed``).
+      eval_metric: metric logged on ``eval_set`` and used for early stopping: ``None`` (the
+        objective's own metric, e.g. ``"NDCG@5"``), a string ``"NDCG@5"``, ``"ERR@10"``,
+        ``"MRR"``, or an :class:`~stochrank_objectives.adapters._common.EvalMetric`. Ties are
+        resolved pessimistically (worst order), so a constant model does not score well.
+      early_stopping_rounds: stop when the last eval set's metric has not improved for this
+        many rounds; the fitted model keeps the trees up to the best round.
+      n_jobs: threads (``None`` = the booster's default, ``-1`` = all cores).
+      verbose: ``False`` = silent, ``True`` = log the eval metric every round, ``n`` = every
+        ``n`` rounds.
+      **booster_params: any other parameter of the booster (``max_depth``, ``num_leaves``,
+        ``reg_lambda``, ``depth``, ...). Booster aliases of the arguments above (``eta``,
+        ``num_boost_round``, ``iterations``, ``seed``, ``nthread``, ...) are refused with an
+        error naming the argument to use.
+
+    Fitted attributes: ``booster_`` (the booster's own model object, saved with its native
+    ``save_model`` and loadable without this package), ``objective_``, ``best_iteration_``
+    (0-based index of the best round with early stopping, else ``None``), ``evals_result_``
+    (``{"validation_0": {"NDCG@5": [...]}, ...}``), ``feature_importances_``,
+    ``n_features_in_`` and ``feature_names_in_`` (when fitted on a DataFrame with string
+    column names).
+    """
+
+    # scikit-learn metadata routing: qid is requested by fit and score by default, so that
+    # GridSearchCV(..., cv=GroupKFold()).fit(X, y, qid=qid, groups=qid) routes it.
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    _booster_name = "the booster"
+    #: booster parameters the ranker sets itself -> how to set them instead
+    _owned_params: dict = {}
+    #: aliases that this booster accepts as ordinary parameters after all
+    _allowed_aliases: tuple = ()
+
+    def __init__(self, objective=None, *, sglb=None, n_estimators=100, learning_rate=0.1,
+                 random_state=None, eval_metric=None, early_stopping_rounds=None, n_jobs=None,
+                 verbose=False, **booster_params):
+        self.objective = objective
+        self.sglb = sglb
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self._other_params = {}
+        self._set_booster_params(booster_params)
+
+    # -- parameters (as LightGBM's scikit-learn wrapper: extra kwargs are parameters too) -----
+    def _set_booster_params(self, params):
+        for name, value in params.items():
+            setattr(self, name, value)
+            self._other_params[name] = value
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor arguments, the booster parameters and, with ``deep``, the nested
+        ``objective__*`` / ``sglb__*`` parameters."""
+        params = super().get_params(deep=deep)
+        params.update(self._other_params)
+        return params
+
+    def set_params(self, **params):
+        """Set arguments, booster parameters or nested ones (``objective__top=10``).
+
+        ``objective__*`` on a ranker with ``objective=None`` first materialises
+        :func:`default_objective`; ``sglb__*`` needs an SGLB already set.
+        """
+        if not params:
+            return self
+        own = set(self._get_param_names())
+        nested = {key for key in params if "__" in key}
+        if any(key.startswith("objective__") for key in nested) and self.objective is None:
+            self.objective = default_objective()
+        if any(key.startswith("sglb__") for key in nested) and self.sglb is None:
+            raise ValueError("sglb__* parameters need an SGLB schedule: pass sglb=SGLB(...) "
+                             "(or set_params(sglb=SGLB(...))) first")
+        known = {k: v for k, v in params.items() if k in own or k in nested}
+        super().set_params(**known)
+        self._set_booster_params({k: v for k, v in params.items() if k not in known})
+        return self
+
+    # -- validation at fit -------------------------------------------------------------------
+    def _settings(self) -> dict:
+        """The checked arguments of one fit (the object itself is not changed)."""
+        cls = type(self).__name__
+        objective = default_objective() if self.objective is None else self.objective
+        check_objective_and_sglb(objective, self.sglb)
+        n_estimators = self.n_estimators
+        if not isinstance(n_estimators, numbers.Integral) or isinstance(n_estimators, bool) \
+                or n_estimators < 1:
+            raise ValueError(f"n_estimators must be an integer >= 1, got {n_estimators!r}")
+        lr = self.learning_rate
+        if not isinstance(lr, numbers.Real) or isinstance(lr, bool) or not 0 < lr < np.inf:
+            raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
+        if self.sglb is not None:
+            self.sglb.check_learning_rate(lr)
+        seed = self.random_state
+        if seed is not None and (not isinstance(seed, numbers.Integral) or isinstance(seed, bool)
+                                 or not 0 <= seed < 2 ** 31):
+            raise ValueError(f"random_state must be None or an integer in [0, 2**31), got "
+                             f"{seed!r} (a RandomState object is not supported: boosters take "
+                             "an integer seed)")
+        rounds = self.early_stopping_rounds
+        if rounds is not None and (not isinstance(rounds, numbers.Integral)
+                                   or isinstance(rounds, bool) or rounds < 1):
+            raise ValueError(f"early_stopping_rounds must be None or an integer >= 1, got "
+                             f"{rounds!r}")
+        verbose = self.verbose
+        if not isinstance(verbose, numbers.Integral) or verbose < 0:
+            raise ValueError(f"verbose must be a bool or a period >= 0, got {verbose!r}")
+        params = dict(self._other_params)
+        for canonical, aliases in ALIASES.items():
+            for alias in aliases:
+                if alias in params and alias not in self._allowed_aliases:
+                    raise ValueError(
+                        f"{alias}={params[alias]!r} is an alias of the ranker's {canonical} "
+                        f"argument: pass {canonical}=... to {cls} instead (the aliases are "
+                        "refused so that get_params, set_params and model selection see one "
+                        "name per setting)")
+        for name, fix in self._owned_params.items():
+            if name in params:
+                raise ValueError(f"{name}={params[name]!r} is set by {cls} itself: {fix}")
+        return dict(objective=objective, sglb=self.sglb, n_estimators=int(n_estimators),
+                    learning_rate=float(lr), random_state=None if seed is None else int(seed),
+                    eval_metric=self._eval_metric(objective), early_stopping_rounds=rounds,
+                    n_jobs=self._threads(), verbose=int(verbose), params=params)
+
+    def _eval_metric(self, objective) -> EvalMetric:
+        metric = self.eval_metric
+        if metric is None:
+            return objective_metric(objective)
+        if isinstance(metric, EvalMetric):
+            return metric
+        if isinstance(metric, str):
+            return EvalMetric.from_string(metric)
+        raise TypeError(f"eval_metric must be None, a string like 'NDCG@5' or an EvalMetric, "
+                        f"got {type(metric).__name__}")
+
+    def _threads(self):
+        n_jobs = self.n_jobs
+        if n_jobs is None:
+            return None
+        if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
+            raise ValueError(f"n_jobs must be None, a positive number of threads or -1 (all "
+                             f"cores), got {n_jobs!r}")
+        return int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+
+    # -- fit / predict / score ---------------------------------------------------------------
+    def fit(self, X, y, *, qid=None, group=None, eval_set=None):
+        """Train on ``X, y`` with the queries given by ``qid`` or ``group``.
+
+        Args:
+          X: features (array, DataFrame or list of rows); the rows of a query contiguous.
+          y: relevance labels (>= 0), one per row.
+          qid: one query id per row (ids need not be sorted, only contiguous).
+          group: the number of rows of each query, in row order (instead of ``qid``).
+          eval_set: ``[(X, y, qid), ...]``; early stopping follows the last one.
+
+        Returns:
+          ``self``.
+        """
+        settings = self._settings()
+        n_rows, n_cols = _n_rows_cols(X, "X")
+        labels = as_float_array(y, "y", n_rows)
+        if np.any(labels < 0):
+            raise ValueError("y must be non-negative relevance labels")
+        offsets = _offsets(n_rows, qid, group, "fit")
+        evals = []
+        if eval_set is not None:
+            if not isinstance(eval_set, (list, tuple)) or (
+                    len(eval_set) and not isinstance(eval_set[0], (list, tuple))):
+                raise TypeError("eval_set must be a list of (X, y, qid) tuples")
+            for i, item in enumerate(eval_set):
+                if not isinstance(item, (list, tuple)) or len(item) != 3:
+                    raise TypeError(f"eval_set[{i}] must be an (X, y, qid) tuple, got "
+                                    f"{type(item).__name__} of length {len(item)}"
+                                    if hasattr(item, "__len__") else
+                                    f"eval_set[{i}] must be an (X, y, qid) tuple")
+                Xi, yi, qi = item
+                ni, ci = _n_rows_cols(Xi, f"eval_set[{i}] X")
+                if ci != n_cols:
+                    raise ValueError(f"eval_set[{i}] X has {ci} features, X has {n_cols}")
+                evals.append((Xi, as_float_array(yi, f"eval_set[{i}] y", ni),
+                              _offsets(ni, qi, None, f"eval_set[{i}]")))
+        if settings["early_stopping_rounds"] is not None and not evals:
+            raise ValueError("early_stopping_rounds needs an eval_set=[(X, y, qid)] to watch")
+        for name in ("feature_names_in_",):
+            self.__dict__.pop(name, None)
+        names = _column_names(X)
+        if names is not None:
+            self.feature_names_in_ = names
+        self.n_features_in_ = n_cols
+        self.objective_ = settings["objective"]
+        self.evals_result_ = {}
+        self.best_iteration_ = None
+        self._fit_booster(X, labels, offsets, evals, settings)
+        return self
+
+    def _check_predict_X(self, X):
+        if not hasattr(self, "booster_"):
+            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
+        _, n_cols = _n_rows_cols(X, "X")
+        if n_cols != self.n_features_in_:
+            raise ValueError(f"X has {n_cols} features, but {type(self).__name__} was fitted "
+                             f"with {self.n_features_in_} features")
+        names = _column_names(X)
+        fitted = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted is not None and not np.array_equal(names, fitted):
+            raise ValueError(f"feature_names mismatch: X has columns {list(names)}, the ranker "
+                             f"was fitted with {list(fitted)}")
+        return X
+
+    def predict(self, X) -> np.ndarray:
+        """Ranking scores (raw margins), one float64 per row of ``X`` (array or DataFrame)."""
+        X = self._check_predict_X(X)
+        return np.asarray(self._predict_raw(X), dtype=np.float64).reshape(-1)
+
+    def score(self, X, y, *, qid=None, group=None) -> float:
+        """Mean over queries of the objective's metric with worst-order ties (e.g. NDCG@5).
+
+        Returns:
+          the value of :func:`~stochrank_objectives.adapters._common.objective_metric` on
+          ``predict(X)`` (higher is better, as scikit-learn's ``score`` wants).
+        """
+        scores = self.predict(X)
+        labels = as_float_array(y, "y", scores.shape[0])
+        offsets = _offsets(scores.shape[0], qid, group, "score")
+        return objective_metric(self.objective_).value(scores, labels, offsets)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """The booster's default importance per feature (length ``n_features_in_``)."""
+        if not hasattr(self, "booster_"):
+            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
+        return np.asarray(self._importances(), dtype=np.float64)
+
+    def save_model(self, fname) -> None:
+        """Save ``booster_`` in the booster's native format (loadable without this package)."""
+        if not hasattr(self, "booster_"):
+            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
+        self.booster_.save_model(fname)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.target_tags.required = True
+        return tags
+
+    # -- booster hooks -----------------------------------------------------------------------
+    def _fit_booster(self, X, y, offsets, evals, settings):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _predict_raw(self, X):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _importances(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+

@@ -1,0 +1,218 @@
+"""``CatBoostObjective``: CatBoost's user-defined objective serving whole-query derivatives."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+from ...groups import as_float_array, validate_query_offsets
+from ...sglb import SGLB
+from .._common import check_objective_and_sglb
+from ._layout import (
+    _CHUNK_NOT_SLICE,
+    _CHUNK_OK,
+    _CHUNK_TWICE,
+    _NOT_SLICE,
+    _ROW_INVERSE,
+    LayoutError,
+    _buffer_view,
+    _check_chunk,
+    _negated_pairs,
+    decode_row_index,
+    encode_row_index,
+)
+
+__all__ = ["CatBoostObjective"]
+
+
+class CatBoostObjective:
+    """CatBoost user-defined objective serving a grouped objective's derivatives.
+
+    Most users want :class:`StochasticCatBoostRanker`, which builds this object, the learn pool
+    (labels = :func:`encode_row_index`) and the callbacks. Direct use::
+
+        adapter = CatBoostObjective(obj, labels, query_offsets)
+        pool = Pool(X, label=encode_row_index(len(labels)), group_id=group_index)
+        CatBoost(dict(loss_function=adapter, eval_metric="NDCG:top=5", boosting_type="Plain",
+                      bootstrap_type="Bernoulli")).fit(pool, callbacks=[adapter])
+
+    (the callback advances ``iteration``; call :meth:`reset` before re-using the object).
+
+    Args:
+      objective: object with ``grad_hess(scores, labels, query_offsets, iteration)``.
+      labels: true relevance labels in learn-row order.
+      query_offsets: CSR query offsets of the learn rows.
+      sglb: optional :class:`stochrank_objectives.sglb.SGLB`; only its gradient noise is used
+        (:meth:`~stochrank_objectives.sglb.SGLB.perturb`, variance ``2 / (lr T)`` per document). Shrinkage
+        is CatBoost's native ``model_shrink_rate`` (or the per-tree loop's), never ``sglb``'s.
+      route: ``"pointer"`` (whole-buffer view) or ``"per_tree"`` (serve derivatives computed
+        by :meth:`serve` at given scores).
+    """
+
+    no_jit = True  # CatBoost must not try to numba-compile calc_ders_range
+
+    def __init__(self, objective, labels, query_offsets, *, sglb: SGLB | None = None,
+                 route: str = "pointer"):
+        check_objective_and_sglb(objective, sglb)
+        if route not in ("pointer", "per_tree"):
+            raise ValueError(f"route must be 'pointer' or 'per_tree', got {route!r}")
+        self.objective = objective
+        self.labels = as_float_array(labels, "labels")
+        self.query_offsets = validate_query_offsets(query_offsets, self.labels.shape[0])
+        self.n_rows = int(self.labels.shape[0])
+        self._encoded = encode_row_index(self.n_rows)
+        self.sglb = sglb
+        self.route = route
+        self._lock = threading.Lock()
+        self.reset()
+
+    # -- state ----------------------------------------------------------------------------
+    def reset(self):
+        """Forget all training state (iteration 0, no cached derivatives)."""
+        self.iteration = 0
+        self.layout_error = None
+        self.n_calls = 0          # calc_ders_range calls
+        self.n_passes = 0         # full passes over the learn rows (pointer route)
+        self.n_evaluations = 0    # grad_hess evaluations
+        self._served = 0
+        self._seen = np.zeros(self.n_rows, dtype=bool)
+        self._pass_scores = None
+        self._pass_ders = None
+        self._pass_iteration = -1
+        self._cache_iteration = -1
+        self._cache_scores = None
+        self._cache_ders = None
+
+    def release(self):
+        """Drop the per-row arrays after training (the object stays usable after :meth:`reset`)."""
+        self._pass_scores = self._pass_ders = self._cache_scores = self._cache_ders = None
+
+    def __deepcopy__(self, memo):
+        return self  # CatBoost.fit deep-copies its params; training state must stay on this object
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    # -- derivatives ----------------------------------------------------------------------
+    def derivatives(self, scores: np.ndarray) -> np.ndarray:
+        """``(n, 2)`` array ``[der1, der2] = [-grad (+ noise), -hess]`` at ``scores`` for the
+        current iteration (cached: the same scores in the same iteration are not recomputed)."""
+        if (self._cache_iteration == self.iteration and self._cache_scores is not None
+                and np.array_equal(scores, self._cache_scores)):
+            return self._cache_ders
+        grad, hess = self.objective.grad_hess(scores, self.labels, self.query_offsets,
+                                              iteration=self.iteration)
+        shape = (self.n_rows,)  # a scalar (e.g. constant hessian) broadcasts, as before
+        grad = np.broadcast_to(np.asarray(grad, dtype=np.float64), shape)
+        hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)
+        ders = np.empty((self.n_rows, 2))
+        # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
+        if not _negated_pairs(grad, hess, ders):
+            raise FloatingPointError(f"the objective returned NaN/inf derivatives at iteration "
+                                     f"{self.iteration}")
+        if self.sglb is not None and self.sglb.diffusion_temperature is not None:
+            # the Langevin step (sglb.py); -(grad + noise), with finite grad checked above
+            ders[:, 0] = -self.sglb.perturb(grad, self.iteration)
+        self.n_evaluations += 1
+        self._cache_iteration = self.iteration
+        self._cache_scores = scores
+        self._cache_ders = ders
+        return ders
+
+    def serve(self, scores: np.ndarray):
+        """Per-tree route: the next fit is served the derivatives at ``scores`` (float64)."""
+        with self._lock:
+            scores = np.array(scores, dtype=np.float64)  # a copy: the caller updates its own
+            self._pass_scores = scores
+            self._pass_scores32 = scores.astype(np.float32).astype(np.float64)
+            self._pass_ders = self.derivatives(scores)
+
+    # -- the CatBoost protocol --------------------------------------------------------------
+    def after_iteration(self, info) -> bool:
+        with self._lock:
+            self.iteration += 1
+        return True
+
+    def calc_ders_range(self, approxes, targets, weights):
+        with self._lock:
+            self.n_calls += 1
+            if self.layout_error is not None:
+                raise LayoutError(self.layout_error)
+            try:
+                if weights is not None:
+                    raise LayoutError("CatBoost passed object weights; the adapter builds "
+                                      "unweighted pools only")
+                if self.route == "pointer":
+                    return self._pointer_chunk(approxes, targets)
+                return self._served_chunk(approxes, targets)
+            except LayoutError as exc:
+                self.layout_error = str(exc)
+                raise
+
+    def _pointer_chunk(self, approxes, targets):
+        n = approxes.shape[0]
+        if n == 0:
+            return np.empty((0, 2))
+        if (approxes.dtype != np.float64 or targets.dtype != np.float32
+                or not approxes.flags.c_contiguous or not targets.flags.c_contiguous
+                or targets.shape[0] != n):
+            raise LayoutError("unexpected approx/target array layout")
+        # the chunk's first row from its first label; _check_chunk then compares every label
+        # with the encoded rows start..stop-1 (float32 equality = decoded row equality, as the
+        # encoding is exact), which is decode_row_index + "rows == arange(start, stop)"
+        first = float(targets[0]) * _ROW_INVERSE
+        if not 0.0 <= first <= self.n_rows - n or first != int(first):
+            raise LayoutError(_NOT_SLICE)
+        start = int(first)
+        stop = start + n
+        if self._served == 0:  # first chunk of a pass: view the whole buffers
+            if not np.array_equal(targets, self._encoded[start:stop]):
+                raise LayoutError(_NOT_SLICE)  # checked before the views are built
+            full_targets = _buffer_view(targets.ctypes.data - 4 * start, ctypes.c_float,
+                                        self.n_rows)
+            if not np.array_equal(full_targets, self._encoded):
+                raise LayoutError("the target buffer is not the learn rows in original order")
+            view = _buffer_view(approxes.ctypes.data - 8 * start, ctypes.c_double, self.n_rows)
+            if not (self._pass_iteration == self.iteration and self._pass_scores is not None
+                    and np.array_equal(view, self._pass_scores)):
+                # a new approx (otherwise: another pass, e.g. leaf estimation, at the same
+                # approx in the same iteration reuses the snapshot and its derivatives)
+                scores = view.copy()
+                self._pass_ders = self.derivatives(scores)
+                self._pass_scores = scores
+                self._pass_iteration = self.iteration
+            self.n_passes += 1
+        code = _check_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
+                            start)
+        if code != _CHUNK_OK:
+            raise LayoutError(_NOT_SLICE if code == _CHUNK_NOT_SLICE else
+                              "a row was passed twice in one pass" if code == _CHUNK_TWICE else
+                              "the approx buffer changed during a pass")
+        self._served += n
+        if self._served == self.n_rows:
+            self._served = 0
+            self._seen[:] = False
+        return self._pass_ders[start:stop]
+
+    def _served_chunk(self, approxes, targets):
+        if self._pass_ders is None:
+            raise RuntimeError("per_tree route: call serve(scores) before each fit")
+        rows = decode_row_index(targets)
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_rows):
+            raise LayoutError("row index out of range")
+        # CatBoost keeps the baseline in float32: the approx it passes must be that rounding of
+        # the scores we computed the derivatives at (anything else, e.g. a second leaf-estimation
+        # pass, would need derivatives we do not have).
+        if not np.array_equal(approxes, self._pass_scores32[rows]):
+            raise RuntimeError(
+                "per_tree route: CatBoost asked for derivatives away from the baseline "
+                "(leaf_estimation_iterations > 1 is not supported on this route)")
+        return self._pass_ders[rows]

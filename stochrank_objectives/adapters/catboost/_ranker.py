@@ -1,0 +1,154 @@
+"""``StochasticCatBoostRanker``: the package's scikit-learn ranker on CatBoost."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from catboost import CatBoostError, Pool
+
+from .._common import EvalMetric
+from .._ranker import StochasticRankerBase
+from ._fit import detached, fit_per_tree, fit_pointer
+from ._layout import encode_row_index
+from ._objective import CatBoostObjective
+from ._params import (
+    catboost_metric,
+    check_label_domain,
+    eval_labels,
+    features,
+    group_index,
+    resolve,
+    strip_hints,
+)
+
+__all__ = ["StochasticCatBoostRanker"]
+
+
+class StochasticCatBoostRanker(StochasticRankerBase):
+    """A CatBoost ranker trained with one of this package's objectives.
+
+    Example::
+
+        ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5), depth=6)
+        ranker.fit(X, y, qid=qid).predict(X_test)
+
+    Args: see :class:`~stochrank_objectives.adapters._ranker.StochasticRankerBase`;
+    ``**booster_params`` are CatBoost parameters (``depth``, ``l2_leaf_reg``,
+    ``random_strength``, ``bootstrap_type``, ``custom_metric``, ...) plus
+
+    - ``route``: ``"auto"`` (default), ``"pointer"`` or ``"per_tree"`` (see the package notes);
+    - ``cat_features``: categorical column indices or names (as in ``CatBoostRanker``);
+    - ``callbacks``: extra CatBoost callbacks (``after_iteration``), pointer route only.
+
+    ``eval_metric`` may also be a CatBoost metric string (``"NDCG:top=5;type=Base"``). The
+    default is CatBoost's own metric equal to the objective's worst-tie metric
+    (``NDCG:top=5;type=Exp`` for ``StochasticRank(top=5)``). ``sglb=SGLB(...)`` maps onto
+    CatBoost's native ``model_shrink_rate`` (Constant mode) plus this package's gradient noise;
+    CatBoost's own names (``langevin``, ``diffusion_temperature``, ``model_shrink_rate``,
+    ``model_shrink_mode``, ``posterior_sampling``) are accepted instead and resolved by
+    :func:`stochrank_objectives.sglb.catboost_langevin`. Defaults that differ from CatBoost's:
+    ``boosting_type="Plain"``, ``bootstrap_type="Bernoulli"`` with ``subsample=0.8``,
+    target-free CTRs, ``allow_writing_files=False``.
+
+    ``booster_`` is a ``catboost.CatBoost`` re-loaded from the trained model (no Python
+    objective attached): ``booster_.save_model(path)`` and ``CatBoost().load_model(path)``
+    work without this package. Also after ``fit``: ``route_``, ``eval_metric_`` (the CatBoost
+    string), ``best_score_``, ``n_gradient_evaluations_``, ``n_iterations_``, ``fit_seconds_``.
+    ``feature_importances_`` is CatBoost's default (``PredictionValuesChange``).
+    """
+
+    _booster_name = "CatBoost"
+    _allowed_aliases = ("custom_metric",)  # CatBoost: extra metrics logged, not the eval metric
+    _owned_params = {
+        "use_best_model": "the model is cut to the best iteration exactly when "
+                          "early_stopping_rounds is set",
+        "od_type": "use early_stopping_rounds", "od_pval": "use early_stopping_rounds",
+    }
+
+    def _eval_metric(self, objective):
+        metric = self.eval_metric
+        if isinstance(metric, str) and "@" not in metric:
+            try:
+                return EvalMetric.from_string(metric)
+            except ValueError:
+                return metric  # a CatBoost metric string, e.g. "NDCG:top=5;type=Base"
+        return super()._eval_metric(objective)
+
+    def _fit_booster(self, X, y, offsets, evals, s):
+        params = dict(s["params"])
+        route = params.pop("route", "auto")
+        cat_features = params.pop("cat_features", None)
+        callbacks = params.pop("callbacks", None)
+        has_cat = bool(cat_features is not None and len(cat_features))
+        X = features(X, "X")
+        check_label_domain(s["objective"], y, "y")
+        metric, spec, display = catboost_metric(s["eval_metric"])
+        params, route_used, noise = self._resolve(dict(s, params=params), metric, len(y),
+                                                  has_cat, route)
+        pools = []
+        for i, (Xi, yi, oi) in enumerate(evals):
+            if spec is not None:
+                check_label_domain(_WithSpec(spec), yi, f"eval_set[{i}] y")
+            pools.append(Pool(features(Xi, f"eval_set[{i}] X"), label=eval_labels(spec, yi),
+                              group_id=group_index(oi), cat_features=cat_features))
+        rounds = s["early_stopping_rounds"]
+        use_best = rounds is not None
+        learn = Pool(X, label=encode_row_index(len(y)), group_id=group_index(offsets),
+                     cat_features=cat_features)
+        self._cat_features = cat_features
+        started = time.perf_counter()
+        adapter = CatBoostObjective(s["objective"], y, offsets, sglb=noise, route="pointer")
+        if route_used == "pointer":
+            try:
+                model, history, best = fit_pointer(adapter, learn, pools, params, rounds,
+                                                   use_best, callbacks)
+            except CatBoostError:
+                if adapter.layout_error is None or route == "pointer":
+                    raise
+                warnings.warn(f"pointer route failed its layout guard ({adapter.layout_error}); "
+                              "retraining with one tree per fit", RuntimeWarning, stacklevel=3)
+                route_used = "per_tree"
+        if route_used == "per_tree":
+            if callbacks:
+                raise ValueError("callbacks are not supported on the per-tree route")
+            adapter = CatBoostObjective(s["objective"], y, offsets, sglb=noise, route="per_tree")
+            model, history, best = fit_per_tree(adapter, X, learn, cat_features, pools, params,
+                                                rounds, use_best)
+        self.fit_seconds_ = time.perf_counter() - started
+        self.route_ = route_used
+        self.eval_metric_ = params["eval_metric"]
+        key = strip_hints(params["eval_metric"])
+        self.evals_result_ = {
+            f"validation_{i}": {(display if name == key else name): values
+                                for name, values in history.get(
+                                    "validation" if len(pools) == 1 else f"validation_{i}",
+                                    {}).items()}
+            for i in range(len(pools))}
+        if use_best:
+            self.best_iteration_ = best[0]
+        self.best_score_ = best[1]
+        self.n_gradient_evaluations_ = adapter.n_evaluations
+        self.n_iterations_ = adapter.iteration
+        adapter.release()
+        self.booster_ = detached(model)
+
+    def _resolve(self, settings, metric, n_rows, has_cat, route):
+        """CatBoost parameters, route and SGLB noise of one fit (:func:`._params.resolve`)."""
+        return resolve(settings, metric, n_rows, has_cat, route)
+
+    def _predict_raw(self, X):
+        data = X if isinstance(X, Pool) else Pool(features(X, "X"),
+                                                  cat_features=self._cat_features)
+        return self.booster_.predict(data, prediction_type="RawFormulaVal")
+
+    def _importances(self):
+        return self.booster_.get_feature_importance()
+
+
+class _WithSpec:
+    """An objective-like holder of a metric definition (for the label-domain check)."""
+
+    def __init__(self, spec):
+        self.metric_spec = spec
