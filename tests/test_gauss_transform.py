@@ -153,3 +153,24 @@ def test_public_estimator_uses_it_and_stays_thread_invariant():
     auto = _sample(spec, PATH_AUTO, *args)
     assert np.array_equal(auto, _sample(spec, PATH_FAST, *args))
     assert np.linalg.norm(auto - exact) <= 1e-8 * np.linalg.norm(exact)
+
+
+def test_summation_parameter_selects_the_path_and_is_validated():
+    """``summation="exact"`` / ``"fast"`` through the objective equal the kernel paths; a bad
+    value names the parameter."""
+    from stochrank_objectives import StochasticRank
+
+    rng = np.random.default_rng(2)
+    n = 1500
+    labels = rng.integers(0, 5, n).astype(float)
+    scores = rng.normal(size=n)
+    offs = query_offsets_from_sizes([n])
+    grads = {}
+    for summation in ("auto", "exact", "fast"):
+        obj = StochasticRank(metric="NDCG", summation=summation, seed=1)
+        grads[summation] = obj.grad_hess(scores, labels, offs, 3)[0]
+    assert np.array_equal(grads["auto"], grads["fast"])  # a large dense query
+    assert not np.array_equal(grads["exact"], grads["fast"])
+    assert np.linalg.norm(grads["fast"] - grads["exact"]) <= 1e-8 * np.linalg.norm(grads["exact"])
+    with pytest.raises(ValueError, match="summation"):
+        StochasticRank(summation="quick").grad_hess(scores, labels, offs, 0)

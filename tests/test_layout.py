@@ -13,8 +13,7 @@ from stochrank_objectives.objectives import KernelArgs, MetricSpec, Objective, S
 PACKAGE = pathlib.Path(sro.__file__).parent
 MAX_LINES = 400
 # files that hold one concern and are longer for now (being rewritten elsewhere)
-LONG_ALLOWED = {"kernels/ccs.py", "adapters/catboost.py", "adapters/dask.py",
-                "adapters/xgboost.py"}
+LONG_ALLOWED: set[str] = set()  # every module of the package holds one concern in <= 400 lines
 
 OBJECTIVES = [sro.StochasticRank(), sro.SoftRank(), sro.StochasticRankDCGRR(), sro.LambdaMART(),
               sro.LambdaLoss(), sro.ApproxNDCG(), sro.ListNet(), sro.SmoothNDCG(),

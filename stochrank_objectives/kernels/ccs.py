@@ -55,97 +55,38 @@ noise-free virtual document at score 0 with continuation 0 (``fixed_last`` in th
 driver), see ``objectives/metric_spec.py``.
 """
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
-from .gauss_transform import DEFAULT_BOX_WIDTH, count_boxes, one_sided_gauss_sums
-from .metrics import TIE_WORST, cascade_value_sorted, tie_sorted_order
+from .ccs_fast_sums import _cascade_fast_sums, _counting_fast_sums, _first_zero_below, _use_fast_sums
+from .gaussian import (
+    _INV_SQRT_2PI,
+    DEFAULT_WINDOW,
+    FASTMATH,
+    _conditional_law,
+    _conditional_mean,
+    _outside_buffers,
+    _subtract_outside,
+    gaussian_kernel,
+)
+from .noisy_order import (
+    PATH_AUTO,
+    PATH_FAST,
+    PATH_SELECT,
+    PATH_SORT,
+    _breakpoint_window,
+    _order_noisy_scores,
+    _second_zero_position,
+    _use_selection,
+)
 from .rng import fill_standard_normal, stream_key
+from .reinforce import reinforce_gradient
+from .smoothing import center_and_accelerate, query_noise_scale
 
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-DEFAULT_WINDOW = 9.0
+__all__ = ["ccs_query", "ccs_counting_query", "ccs_gradient", "reinforce_gradient",
+           "query_noise_scale", "center_and_accelerate", "gaussian_kernel", "DEFAULT_WINDOW",
+           "PATH_AUTO", "PATH_SORT", "PATH_SELECT", "PATH_FAST"]
 
-
-_FAST = {"reassoc", "contract", "nsz"}  # lets LLVM vectorise the density sums
-
-
-@njit(cache=True, inline="always")
-def _first_not_above(sorted_desc, value):
-    """First index whose value is <= ``value`` in a descending array (binary search)."""
-    lo = 0
-    hi = sorted_desc.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if sorted_desc[mid] > value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, inline="always")
-def _first_below(sorted_desc, value):
-    """First index whose value is < ``value`` in a descending array (binary search)."""
-    lo = 0
-    hi = sorted_desc.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if sorted_desc[mid] >= value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, inline="always", fastmath=_FAST)
-def gaussian_kernel(x):
-    """``exp(-x^2 / 2)``, branch-free so that loops over breakpoints vectorise.
-
-    ``exp(v) = (exp(-1/2) exp(v/64 + 1/2))^64`` with a degree-15 Taylor polynomial on
-    ``|v/64 + 1/2| <= 1/2`` (truncation < 1e-18); six squarings leave a relative error below
-    3e-14 (checked against ``math.exp`` in the tests). Arguments below -64 are clamped: the
-    result, < 1.7e-28, only occurs outside the breakpoint window anyway.
-    """
-    v = max(-0.5 * x * x, -64.0)
-    h = v * 0.015625 + 0.5
-    p = 1.0 / 1307674368000.0
-    p = p * h + 1.0 / 87178291200.0
-    p = p * h + 1.0 / 6227020800.0
-    p = p * h + 1.0 / 479001600.0
-    p = p * h + 1.0 / 39916800.0
-    p = p * h + 1.0 / 3628800.0
-    p = p * h + 1.0 / 362880.0
-    p = p * h + 1.0 / 40320.0
-    p = p * h + 1.0 / 5040.0
-    p = p * h + 1.0 / 720.0
-    p = p * h + 1.0 / 120.0
-    p = p * h + 1.0 / 24.0
-    p = p * h + 1.0 / 6.0
-    p = p * h + 0.5
-    p = p * h + 1.0
-    p = p * h + 1.0
-    e = p * 0.6065306597126334  # exp(-1/2)
-    e = e * e
-    e = e * e
-    e = e * e
-    e = e * e
-    e = e * e
-    return e * e
-
-
-# Paths of the noisy-score ordering (the ``path`` argument of the CCS kernels).
-PATH_AUTO = 0  # selection when it pays (rule in :func:`_use_selection`), else the full sort
-PATH_SORT = 1  # always argsort the whole query
-PATH_SELECT = 2  # always select the breakpoints that can jump (tests)
-PATH_FAST = 3  # sort, then one-sided Gauss transforms for the per-document sums (tests)
-# The transform's cost per box of a document's window, in direct kernel evaluations, and the
-# fewest breakpoints for which it is considered (measured: see _use_fast_sums).
-FAST_SUM_COST = 16.0
-FAST_SUM_MIN_DOCS = 256
-# Selection of the ``m`` best noisy scores replaces the full sort once ``m * SELECT_FACTOR <= n``.
-SELECT_FACTOR = 3
 # Up to this many breakpoints, the documents outside them sum breakpoint-major (vectorised,
 # but blind to the window); beyond, per document over its window. With widely spread scores
 # (most breakpoints outside each window) the breakpoint-major sums cost 2x the sort path at
@@ -153,275 +94,7 @@ SELECT_FACTOR = 3
 BREAKPOINT_MAJOR_MAX = 16
 
 
-@njit(cache=True, inline="always")
-def _use_selection(path, m, n):
-    """Whether to order only the ``m`` best noisy scores of ``n`` (else sort them all).
-
-    Selection costs ``O(n + R log m + m log m)`` (a min-heap of the ``m`` best: each noisy
-    score is compared with the heap's minimum, ``R`` of them replace it, about ``m ln(n/m)``
-    in a random order and at most ``n``), the full sort ``O(n log n)``. Automatic rule: select
-    when ``m * SELECT_FACTOR <= n``. Measured per ``ccs_query`` call (NDCG, n = 12 to 1000,
-    random document order, on a loaded 2-core machine), selection took 0.06-0.8x the sort
-    path's time for m <= 11 (the smaller m / n, the less), 0.8-0.9x at m = n / 3 and
-    0.96-1.06x at m = n / 2. Worst case measured: documents in ascending order of widely
-    spread scores (every score replaces the heap's minimum, few breakpoints in each window):
-    0.15-0.9x for m <= 11, but 1.1-1.3x for m = 26 .. n / 3 (n = 100, 1000).
-    """
-    if path == PATH_SORT or path == PATH_FAST:
-        return False
-    if path == PATH_SELECT:
-        return True
-    return m * SELECT_FACTOR <= n
-
-
-@njit(cache=True, inline="always")
-def _sort_noisy_scores(shifted, noise, sigma, ys):
-    """Fill ``ys`` with the noisy scores ``shifted + sigma * noise`` in descending order and
-    return that order (ties have probability zero)."""
-    n = shifted.shape[0]
-    for i in range(n):
-        ys[i] = -(shifted[i] + sigma * noise[i])
-    order = np.argsort(ys)
-    for p in range(n):
-        doc = order[p]
-        ys[p] = shifted[doc] + sigma * noise[doc]
-    return order
-
-
-@njit(cache=True, inline="always")
-def _sift_down(hy, hi, pos, size):
-    """Restore the min-heap ``hy[:size]`` (documents ``hi``) below ``pos``."""
-    y = hy[pos]
-    doc = hi[pos]
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            break
-        if child + 1 < size and hy[child + 1] < hy[child]:
-            child += 1
-        if hy[child] < y:
-            hy[pos] = hy[child]
-            hi[pos] = hi[child]
-            pos = child
-        else:
-            break
-    hy[pos] = y
-    hi[pos] = doc
-
-
-@njit(cache=True)
-def _select_noisy_scores(shifted, noise, sigma, m, ys):
-    """Fill ``ys[:m]`` with the ``m`` largest noisy scores in descending order; return their
-    documents (``order``, length ``m``).
-
-    A min-heap of the best ``m`` so far; then heap sort (the minimum goes to the end), which
-    leaves ``ys[:m]`` descending. Ties have probability zero.
-    """
-    n = shifted.shape[0]
-    order = np.empty(m, dtype=np.int64)
-    for i in range(m):
-        ys[i] = shifted[i] + sigma * noise[i]
-        order[i] = i
-    for pos in range(m // 2 - 1, -1, -1):
-        _sift_down(ys, order, pos, m)
-    lowest = ys[0]
-    for i in range(m, n):
-        y = shifted[i] + sigma * noise[i]
-        if y > lowest:
-            ys[0] = y
-            order[0] = i
-            _sift_down(ys, order, 0, m)
-            lowest = ys[0]
-    for end in range(m - 1, 0, -1):
-        y = ys[end]
-        doc = order[end]
-        ys[end] = ys[0]
-        order[end] = order[0]
-        ys[0] = y
-        order[0] = doc
-        _sift_down(ys, order, 0, end)
-    return order
-
-
-@njit(cache=True)
-def _second_zero_position(shifted, cont, noise, sigma):
-    """Position, in the noisy order, of the second best document with continuation 0 (``n``
-    if there are fewer than two; with tied noisy scores the last position it can take). No
-    breakpoint below it can jump: the products of the documents above the first zero vanish
-    after it, and the first zero's own sum (which skips it) stops at the second."""
-    n = shifted.shape[0]
-    n_zero = 0
-    best = -np.inf
-    second = -np.inf
-    for i in range(n):
-        if cont[i] == 0.0:
-            n_zero += 1
-            y = shifted[i] + sigma * noise[i]
-            if y > best:
-                second = best
-                best = y
-            elif y > second:
-                second = y
-    if n_zero < 2:
-        return n
-    not_below = 0
-    for i in range(n):
-        if shifted[i] + sigma * noise[i] >= second:
-            not_below += 1
-    return not_below - 1
-
-
-@njit(cache=True, inline="always")
-def _order_noisy_scores(shifted, noise, sigma, m, select, ys):
-    """The ``m`` best documents by noisy score, descending (their scores in ``ys[:m]``) if
-    ``select``; else the full order (``m`` is then ignored, all ``n`` scores in ``ys``)."""
-    if select:
-        return _select_noisy_scores(shifted, noise, sigma, m, ys)
-    return _sort_noisy_scores(shifted, noise, sigma, ys)
-
-
-@njit(cache=True, inline="always")
-def _conditional_law(noise, sigma, translation):
-    """``(s, noise_sum)``: the conditional standard deviation of a moving document's score and
-    the query's noise sum (for its conditional mean, :func:`_conditional_mean`)."""
-    n = noise.shape[0]
-    noise_sum = 0.0
-    if not translation:
-        return sigma, noise_sum
-    for i in range(n):
-        noise_sum += noise[i]
-    return sigma * math.sqrt(n / (n - 1.0)), noise_sum
-
-
-@njit(cache=True, inline="always")
-def _conditional_mean(shifted_doc, noise_doc, noise_sum, n, sigma, translation):
-    """Mean of the moving document's score given the others (module docstring, CCS)."""
-    if translation:
-        return shifted_doc + sigma * (noise_sum - noise_doc) / (n - 1.0)
-    return shifted_doc
-
-
-@njit(cache=True, inline="always")
-def _outside_buffers(shifted, noise, noise_sum, sigma, translation):
-    """``(means, acc)``: every document's conditional mean and a zeroed accumulator."""
-    n = shifted.shape[0]
-    means = np.empty(n)
-    acc = np.zeros(n)
-    for i in range(n):
-        means[i] = _conditional_mean(shifted[i], noise[i], noise_sum, n, sigma, translation)
-    return means, acc
-
-
-@njit(cache=True, inline="always")
-def _subtract_outside(order, coef, acc, out):
-    """``out -= coef * acc`` for the documents outside ``order`` (theirs are done)."""
-    for p in range(order.shape[0]):
-        acc[order[p]] = 0.0
-    for i in range(out.shape[0]):
-        out[i] -= coef * acc[i]
-
-
-@njit(cache=True, inline="always")
-def _breakpoint_window(searchable, mean, half_width):
-    """``(start, stop)``: the breakpoints of ``searchable`` (descending) within ``half_width``
-    of ``mean``; the others contribute below ``phi(window)`` each."""
-    n_search = searchable.shape[0]
-    high_value = mean + half_width
-    low_value = mean - half_width
-    start = 0 if searchable[0] <= high_value else _first_not_above(searchable, high_value)
-    stop = n_search if searchable[n_search - 1] >= low_value else _first_below(searchable,
-                                                                                low_value)
-    return start, stop
-
-
-@njit(cache=True, inline="always")
-def _first_zero_below(ys, mean, inv_s, gi, p, start, stop, skip_zero, gs, ds, pos_weight):
-    """The "below" sum of the first document with continuation 0: the products of the
-    breakpoints below it skip it (``skip_zero``), and end at the second zero."""
-    acc = 0.0
-    for u in range(max(start, p + 1), stop):
-        prod = skip_zero[u]
-        if prod == 0.0:
-            break
-        t = u - 1
-        jump = prod * (gi * (pos_weight[t] - ds[u] * pos_weight[t + 1]) - gs[u] * pos_weight[t])
-        acc += jump * gaussian_kernel((ys[u] - mean) * inv_s)
-    return acc
-
-
-@njit(cache=True, inline="always")
-def _use_fast_sums(path, searchable, s, window):
-    """Whether the per-document breakpoint sums of the sort path go through the one-sided
-    Gauss transform (:mod:`.gauss_transform`) instead of direct windowed sums.
-
-    Direct sums cost about ``n * n_window`` kernel evaluations (``n_window``: breakpoints within
-    ``window * s`` of a document), the transform about ``n * FAST_SUM_COST * n_boxes_window``
-    with ``n_boxes_window <= 2 window / box_width + 2`` boxes of its Hermite series. Automatic
-    rule: at least ``FAST_SUM_MIN_DOCS`` breakpoints, and more breakpoints expected in a window
-    (the query's density times its width) than the transform's cost in kernel evaluations.
-    """
-    if path == PATH_FAST:
-        return True
-    if path != PATH_AUTO:
-        return False
-    n_src = searchable.shape[0]
-    if n_src < FAST_SUM_MIN_DOCS:
-        return False
-    spread = searchable[0] - searchable[n_src - 1]
-    window_width = 2.0 * window * s
-    expected = n_src if spread <= window_width else n_src * window_width / spread
-    boxes = min(count_boxes(searchable, n_src, DEFAULT_BOX_WIDTH * s),
-                2.0 * window / DEFAULT_BOX_WIDTH + 2.0)
-    return expected > FAST_SUM_COST * boxes
-
-
-@njit(cache=True)
-def _cascade_fast_sums(shifted, gain, cont, noise, noise_sum, sigma, translation, order, ys,
-                       n_search, up_end, zero_end, first_zero, skip_zero, gs, ds, up_a, up_b,
-                       up_c, down_a, down_b, down_c, pos_weight, s, window, coef, out):
-    """The per-document sums of :func:`ccs_query` (sort path) by one-sided Gauss transforms.
-
-    The jump above a document ``(g_i, d_i)`` is ``g_i A_u - B_u + d_i C_u`` and below it
-    ``(g_i A'_u - B'_u) / d_i + C'_u``: three transforms per side, with the coefficients set to
-    0 where the direct loops stop (``u >= up_end`` above, ``u >= zero_end`` below). Error per
-    document: ``coef * eps * (|g_i| sum|A| + sum|B| + |d_i| sum|C| + ...)``, ``eps`` of
-    :func:`~.gauss_transform.truncation_bound` (1.7e-12 at the defaults).
-    """
-    n = order.shape[0]
-    up_w = np.zeros((3, n_search))
-    down_w = np.zeros((3, n_search))
-    for u in range(min(up_end, n_search)):
-        up_w[0, u] = up_a[u]
-        up_w[1, u] = up_b[u]
-        up_w[2, u] = up_c[u]
-    for u in range(1, min(zero_end, n_search)):
-        down_w[0, u] = down_a[u]
-        down_w[1, u] = down_b[u]
-        down_w[2, u] = down_c[u]
-    means = np.empty(n)
-    for p in range(n):
-        doc = order[p]
-        means[p] = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
-    up_sums = np.empty((3, n))
-    down_sums = np.empty((3, n))
-    one_sided_gauss_sums(ys, n_search, means, up_w, down_w, s, window, up_sums, down_sums)
-    inv_s = 1.0 / s
-    searchable = ys[:n_search]
-    for p in range(n):
-        doc = order[p]
-        gi = gain[doc]
-        di = cont[doc]
-        acc = gi * up_sums[0, p] - up_sums[1, p] + di * up_sums[2, p]
-        if di > 0.0:
-            acc += (gi * down_sums[0, p] - down_sums[1, p]) / di + down_sums[2, p]
-        elif p == first_zero:
-            start, stop = _breakpoint_window(searchable, means[p], window * s)
-            acc += _first_zero_below(ys, means[p], inv_s, gi, p, start, stop, skip_zero, gs, ds,
-                                     pos_weight)
-        out[doc] -= coef * acc
-
-
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=FASTMATH)
 def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation,
               window, factor, out, work, path=PATH_AUTO):
     """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for one query into ``out``.
@@ -558,36 +231,7 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
     _subtract_outside(order, coef, acc, out)
 
 
-@njit(cache=True)
-def _counting_fast_sums(shifted, relevant, noise, noise_sum, sigma, translation, order, ys,
-                        n_search, n_slots, up_if_relevant, up_if_irrelevant, down_if_relevant,
-                        down_if_irrelevant, s, window, coef, out):
-    """The per-document sums of :func:`ccs_counting_query` (sort path) by one-sided Gauss
-    transforms: two per side (a relevant and an irrelevant moving document), error as in
-    :func:`_cascade_fast_sums`."""
-    n = order.shape[0]
-    up_w = np.zeros((2, n_search))
-    down_w = np.zeros((2, n_search))
-    for u in range(min(n_slots, n_search)):
-        up_w[0, u] = up_if_relevant[u]
-        up_w[1, u] = up_if_irrelevant[u]
-    for u in range(1, n_search):
-        down_w[0, u] = down_if_relevant[u]
-        down_w[1, u] = down_if_irrelevant[u]
-    means = np.empty(n)
-    for p in range(n):
-        doc = order[p]
-        means[p] = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
-    up_sums = np.empty((2, n))
-    down_sums = np.empty((2, n))
-    one_sided_gauss_sums(ys, n_search, means, up_w, down_w, s, window, up_sums, down_sums)
-    for p in range(n):
-        doc = order[p]
-        which = 0 if relevant[doc] > 0.0 else 1
-        out[doc] -= coef * (up_sums[which, p] + down_sums[which, p])
-
-
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=FASTMATH)
 def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale, sigma,
                        translation, window, factor, out, work, path=PATH_AUTO):
     """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for Precision@k or AP@k.
@@ -703,50 +347,35 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
 
 @njit(cache=True)
 def _ccs_sample(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation, window,
-                factor, counting, average, out, work):
+                factor, counting, average, out, work, path):
     """One CCS sample of one query with the kernel of the metric family."""
     if counting:
         ccs_counting_query(shifted, gain, noise, pos_weight, top, average, scale, sigma,
-                           translation, window, factor, out, work)
+                           translation, window, factor, out, work, path)
     else:
         ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation, window,
-                  factor, out, work)
+                  factor, out, work, path)
 
 
 @njit(cache=True, parallel=True)
-def ccs_gradient_from_noise(shifted, gain, cont, noise, query_offsets, query_scale, pos_weight,
-                            top, query_sigma, translation, window, counting=False, average=False):
-    """CCS gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``);
-    query ``q`` is smoothed with noise scale ``query_sigma[q]``. ``counting``: Precision
-    (``average=False``) or AP (``average=True``) via :func:`ccs_counting_query`, else the
-    cascade kernel :func:`ccs_query`."""
-    n_queries = query_offsets.shape[0] - 1
-    n_samples = noise.shape[0]
-    out = np.zeros(shifted.shape[0])
-    for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        if hi - lo < 2 or query_scale[q] == 0.0:
-            continue
-        work = np.empty(11 * (hi - lo) + 2)
-        for k in range(n_samples):
-            _ccs_sample(shifted[lo:hi], gain[lo:hi], cont[lo:hi], noise[k, lo:hi], pos_weight,
-                        top, query_scale[q], query_sigma[q], translation, window,
-                        1.0 / n_samples, counting, average, out[lo:hi], work)
-    return out
+def ccs_gradient(shifted, gain, cont, noise, query_offsets, query_scale, pos_weight, top,
+                 query_sigma, translation, window, n_samples, seed, iteration, counting=False,
+                 average=False, fixed_last=False, path=PATH_AUTO):
+    """CCS gradient averaged over noise rows; query ``q`` is smoothed with noise scale
+    ``query_sigma[q]``.
 
-
-@njit(cache=True, parallel=True)
-def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_weight, top,
-                        query_sigma, translation, window, n_samples, seed, iteration,
-                        counting=False, average=False, fixed_last=False):
-    """CCS gradient with noise drawn from the (seed, iteration, query, sample) streams.
-
-    ``fixed_last``: each query's last document is a fixed (noise-free) document -- FilteredDCG's
-    virtual document at score 0; the stream fills the real documents only, so their noise is
-    the same as without it (``draw_noise`` on the real queries).
+    The rows are those of ``noise`` (shape ``(n_samples, n_docs)``) or, when ``noise`` has no
+    rows (shape ``(0, n_docs)``), ``n_samples`` rows drawn from the (seed, iteration, query,
+    sample) streams -- so the result does not depend on the thread count. ``counting``:
+    Precision (``average=False``) or AP (``average=True``) via :func:`ccs_counting_query`, else
+    the cascade kernel :func:`ccs_query`. ``fixed_last``: each query's last document is a fixed
+    (noise-free) document -- FilteredDCG's virtual document at score 0; the streams fill the
+    real documents only, so their noise is the same as without it. ``path``: see
+    :mod:`.noisy_order` (``PATH_SORT`` keeps the exact per-document sums).
     """
     n_queries = query_offsets.shape[0] - 1
+    explicit = noise.shape[0] > 0
+    n_rows = noise.shape[0] if explicit else n_samples
     out = np.zeros(shifted.shape[0])
     for q in prange(n_queries):
         lo = query_offsets[q]
@@ -756,195 +385,15 @@ def ccs_gradient_seeded(shifted, gain, cont, query_offsets, query_scale, pos_wei
         n = hi - lo
         work = np.empty(12 * n + 2)
         buf = work[11 * n + 2:]
-        for k in range(n_samples):
-            if fixed_last:
+        for k in range(n_rows):
+            if explicit:
+                buf[:] = noise[k, lo:hi]
+            elif fixed_last:
                 fill_standard_normal(stream_key(seed, iteration, q, k), buf[:n - 1])
                 buf[n - 1] = 0.0
             else:
                 fill_standard_normal(stream_key(seed, iteration, q, k), buf)
             _ccs_sample(shifted[lo:hi], gain[lo:hi], cont[lo:hi], buf, pos_weight, top,
-                        query_scale[q], query_sigma[q], translation, window, 1.0 / n_samples,
-                        counting, average, out[lo:hi], work)
+                        query_scale[q], query_sigma[q], translation, window, 1.0 / n_rows,
+                        counting, average, out[lo:hi], work, path)
     return out
-
-
-@njit(cache=True)
-def reinforce_query(shifted, labels, gain, cont, noise_rows, pos_weight, top, scale, sigma, out):
-    """Score-function estimate ``mean_k (L(a + sigma e_k) - L(a)) e_k / sigma`` for one query.
-
-    ``L(a)`` (worst-permutation ties) is a baseline: it does not change the expectation
-    (E e = 0) and removes most of the variance.
-    """
-    n = shifted.shape[0]
-    if n < 2 or scale == 0.0:
-        return
-    n_samples = noise_rows.shape[0]
-    base_order = tie_sorted_order(shifted, labels, TIE_WORST)
-    baseline = -scale * cascade_value_sorted(base_order, gain, cont, pos_weight, top)
-    y = np.empty(n)
-    for k in range(n_samples):
-        for i in range(n):
-            y[i] = shifted[i] + sigma * noise_rows[k, i]
-        order = np.argsort(-y)
-        loss = -scale * cascade_value_sorted(order, gain, cont, pos_weight, top)
-        c = (loss - baseline) / (sigma * n_samples)
-        if c != 0.0:
-            for i in range(n):
-                out[i] += c * noise_rows[k, i]
-
-
-@njit(cache=True, parallel=True)
-def reinforce_gradient_seeded(shifted, labels, gain, cont, query_offsets, query_scale, pos_weight,
-                              top, query_sigma, n_samples, seed, iteration):
-    """REINFORCE gradient with the same noise streams as :func:`ccs_gradient_seeded`."""
-    n_queries = query_offsets.shape[0] - 1
-    out = np.zeros(shifted.shape[0])
-    for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        if hi - lo < 2 or query_scale[q] == 0.0:
-            continue
-        rows = np.empty((n_samples, hi - lo))
-        for k in range(n_samples):
-            fill_standard_normal(stream_key(seed, iteration, q, k), rows[k])
-        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows, pos_weight,
-                        top, query_scale[q], query_sigma[q], out[lo:hi])
-    return out
-
-
-@njit(cache=True, parallel=True)
-def reinforce_gradient_from_noise(shifted, labels, gain, cont, noise, query_offsets, query_scale,
-                                  pos_weight, top, query_sigma):
-    """REINFORCE gradient averaged over the rows of ``noise``."""
-    n_queries = query_offsets.shape[0] - 1
-    out = np.zeros(shifted.shape[0])
-    for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi],
-                        np.ascontiguousarray(noise[:, lo:hi]), pos_weight, top, query_scale[q],
-                        query_sigma[q], out[lo:hi])
-    return out
-
-
-@njit(cache=True, parallel=True)
-def query_noise_scale(scores, query_offsets, sigma, nu, relative):
-    """Per-query noise scale: ``sigma`` (absolute), or ``sigma * rho_q`` (relative) with
-
-        rho_q = sqrt(mean_i (z_i - mean z)^2 + nu^2),
-
-    the root mean square of the query's centred scores, floored by ``nu`` so that a query of
-    tied scores (every query at iteration 0) is still smoothed.
-    """
-    n_queries = query_offsets.shape[0] - 1
-    out = np.empty(n_queries)
-    for q in prange(n_queries):
-        if not relative:
-            out[q] = sigma
-            continue
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        var = 0.0
-        if n > 0:
-            zmean = 0.0
-            for i in range(lo, hi):
-                zmean += scores[i]
-            zmean /= n
-            for i in range(lo, hi):
-                c = scores[i] - zmean
-                var += c * c
-            var /= n
-        out[q] = sigma * math.sqrt(var + nu * nu)
-    return out
-
-
-@njit(cache=True, parallel=True)
-def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative,
-                          translation_invariant=True):
-    """In place: centre each query's gradient, then remove (part of) its radial component.
-
-    With ``c = z - mean(z)`` the centred (unshifted) scores of a query of ``n`` documents:
-
-    * absolute smoothing -- Scale-Free Acceleration (Corollary 2, nu-regularised norm)::
-
-          g <- g - sfa * <g, c> / (||c||_2 + nu)^2 * c,
-
-      applied only to queries with more than two documents: with two, the centred space is
-      one-dimensional and radial, so the projection would remove the whole gradient;
-    * relative smoothing (noise scale ``sigma * rho(z)``, see :func:`query_noise_scale`)::
-
-          g <- g - sfa * <g, c> / (||c||_2^2 + n nu^2) * c,
-
-      which for ``sfa = 1`` turns the gradient ``g`` of ``E L(z + s eps)`` at fixed
-      ``s = sigma rho(z)`` into the exact gradient of ``E L(z + sigma rho(z) eps)``: the
-      smoothed loss ``G(z, s)`` satisfies ``G(a z, a s) = G(z, s)``, hence
-      ``dG/ds = -<z, g> / s``, and ``grad rho = c / (n rho)``.
-
-    ``translation_invariant=False`` (FilteredDCG: the loss depends on the scores, not only on
-    their differences): no centring (``center`` is ignored: the gradient need not sum to 0),
-    queries of one document keep their gradient, and the radial direction is ``z`` itself, the
-    direction of the remaining scale invariance: ``<g, z>`` replaces ``<g, c>`` above (relative:
-    the same derivation, now exact with ``<z, g>``), and absolute SFA projects out ``z``:
-    ``g <- g - sfa * <g, z> / (||z||_2 + nu)^2 * z``.
-    """
-    n_queries = query_offsets.shape[0] - 1
-    for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if not translation_invariant:
-            if n == 0 or sfa == 0.0:
-                continue
-            zmean = 0.0
-            for i in range(lo, hi):
-                zmean += scores[i]
-            zmean /= n
-            dot = 0.0
-            cnorm2 = 0.0
-            znorm2 = 0.0
-            for i in range(lo, hi):
-                dot += grad[i] * scores[i]
-                cnorm2 += (scores[i] - zmean) * (scores[i] - zmean)
-                znorm2 += scores[i] * scores[i]
-            if relative:
-                k = sfa * dot / (cnorm2 + n * nu * nu)
-                for i in range(lo, hi):
-                    grad[i] -= k * (scores[i] - zmean)
-            else:
-                denom = math.sqrt(znorm2) + nu
-                k = sfa * dot / (denom * denom)
-                for i in range(lo, hi):
-                    grad[i] -= k * scores[i]
-            continue
-        if n < 2:
-            for i in range(lo, hi):
-                grad[i] = 0.0
-            continue
-        if center:
-            gmean = 0.0
-            for i in range(lo, hi):
-                gmean += grad[i]
-            gmean /= n
-            for i in range(lo, hi):
-                grad[i] -= gmean
-        if sfa != 0.0 and (n > 2 or relative):
-            zmean = 0.0
-            for i in range(lo, hi):
-                zmean += scores[i]
-            zmean /= n
-            dot = 0.0
-            norm2 = 0.0
-            for i in range(lo, hi):
-                c = scores[i] - zmean
-                dot += grad[i] * c
-                norm2 += c * c
-            if relative:
-                denom2 = norm2 + n * nu * nu
-            else:
-                denom = math.sqrt(norm2) + nu
-                denom2 = denom * denom
-            k = sfa * dot / denom2
-            if k != 0.0:
-                for i in range(lo, hi):
-                    grad[i] -= k * (scores[i] - zmean)

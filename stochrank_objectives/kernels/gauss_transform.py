@@ -37,7 +37,8 @@ import math
 import numpy as np
 from numba import njit
 
-_FAST = {"reassoc", "contract", "nsz"}
+from .gaussian import FASTMATH
+
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 CRAMER_CONSTANT = 1.086435
 
@@ -70,7 +71,7 @@ def count_boxes(ys, n_src, width):
     return n_boxes
 
 
-@njit(cache=True, inline="always", fastmath=_FAST)
+@njit(cache=True, inline="always", fastmath=FASTMATH)
 def _hermite_functions(tau, out):
     """``out[k] = H_k(tau) exp(-tau^2)`` by the three-term recurrence (stable forward)."""
     n_terms = out.shape[0]
@@ -87,7 +88,7 @@ def _hermite_functions(tau, out):
         h = h_next
 
 
-@njit(cache=True, inline="always", fastmath=_FAST)
+@njit(cache=True, inline="always", fastmath=FASTMATH)
 def _scaled_powers(t, out):
     """``out[k] = t^k / k!``."""
     v = 1.0
@@ -96,7 +97,7 @@ def _scaled_powers(t, out):
         v *= t / (k + 1.0)
 
 
-@njit(cache=True, inline="always", fastmath=_FAST)
+@njit(cache=True, inline="always", fastmath=FASTMATH)
 def _add_series(moments, herm, sums, p, sign):
     """``sums[w, p] += sign * sum_k moments[w, k] herm[k]`` for every weight ``w``."""
     for w in range(moments.shape[0]):
@@ -106,7 +107,7 @@ def _add_series(moments, herm, sums, p, sign):
         sums[w, p] += sign * total
 
 
-@njit(cache=True, fastmath=_FAST)
+@njit(cache=True, fastmath=FASTMATH)
 def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, down_sums,
                          n_terms=DEFAULT_TERMS, box_width=DEFAULT_BOX_WIDTH):
     """Fill ``up_sums`` and ``down_sums`` (shapes ``(W_up, n)``, ``(W_down, n)``) for targets

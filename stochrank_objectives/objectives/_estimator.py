@@ -44,25 +44,21 @@ import numpy as np
 from ..groups import (_check_choice, _check_float, _check_int, _check_seed, as_noise,
                       validate_grouped)
 from ..kernels import threads_for
-from ..kernels.ccs import (
-    DEFAULT_WINDOW,
-    ccs_gradient_from_noise,
-    ccs_gradient_seeded,
-    center_and_accelerate,
-    query_noise_scale,
-    reinforce_gradient_from_noise,
-    reinforce_gradient_seeded,
-)
+from ..kernels.ccs import DEFAULT_WINDOW, PATH_AUTO, PATH_FAST, PATH_SORT, ccs_gradient
+from ..kernels.reinforce import reinforce_gradient
+from ..kernels.smoothing import center_and_accelerate, query_noise_scale
 from ..kernels.rng import draw_grouped_normals
 from .metric_spec import MetricSpec, with_virtual_documents
 
 __all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
-           "CONDITIONINGS", "SMOOTHINGS", "HESSIANS"]
+           "CONDITIONINGS", "SMOOTHINGS", "HESSIANS", "SUMMATIONS"]
 
 ESTIMATORS = ("ccs", "reinforce")
 CONDITIONINGS = ("translation", "coordinate")
 SMOOTHINGS = ("relative", "absolute")
 HESSIANS = ("constant",)
+# How the per-document breakpoint sums are computed (see kernels/ccs_fast_sums.py).
+SUMMATIONS = {"auto": PATH_AUTO, "exact": PATH_SORT, "fast": PATH_FAST}
 
 
 def draw_noise(query_offsets, n_samples: int = 1, seed: int = 0, iteration: int = 0) -> np.ndarray:
@@ -99,7 +95,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                              iteration=0, estimator="ccs", conditioning="translation",
                              gain="exp2", grade_max=None, threshold=0.0, decay=0.85,
                              smoothing="absolute", center=True, noise=None,
-                             window=DEFAULT_WINDOW):
+                             window=DEFAULT_WINDOW, summation="auto"):
     """Gradient of the smoothed loss ``E L(z + s eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
     The low-level estimator at one noise scale: its defaults are the paper's parametrisation
@@ -124,6 +120,10 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
       noise: optional explicit unit normals of shape ``(n_samples, n_docs)`` instead of the
         seeded streams (for tests and common random numbers).
       window: CCS breakpoint window in conditional standard deviations (``inf`` = none).
+      summation: the per-document breakpoint sums -- ``"auto"`` (default: one-sided Gauss
+        transforms on large dense queries, direct sums otherwise), ``"exact"`` (always direct,
+        ``O(n^2)`` on full lists) or ``"fast"`` (always the transforms, error below
+        ``1.7e-12 sum |J|`` per document; see ``kernels/gauss_transform.py``).
 
     Returns:
       float64 array: ``d L_sigma / d z`` (gradient of the loss; descent is ``-grad``).
@@ -137,6 +137,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     _check_estimator_for(estimator, metric_spec)
     _check_choice(conditioning, "conditioning", CONDITIONINGS)
     _check_choice(smoothing, "smoothing", SMOOTHINGS)
+    _check_choice(summation, "summation", tuple(SUMMATIONS))
     window = float(window)
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
@@ -144,7 +145,8 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     return _estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
                      estimator=estimator, conditioning=conditioning, smoothing=smoothing,
-                     center=center, noise=noise, window=window, spec=metric_spec)
+                     center=center, noise=noise, window=window, spec=metric_spec,
+                     path=SUMMATIONS[summation])
 
 
 def _check_estimator_for(estimator, spec):
@@ -163,7 +165,7 @@ def _estimate(scores, labels, offs, prepared, **kwargs):
 
 def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed,
                       iteration, estimator, conditioning, smoothing="absolute", center=True,
-                      noise=None, window=DEFAULT_WINDOW, spec=None):
+                      noise=None, window=DEFAULT_WINDOW, spec=None, path=PATH_AUTO):
     gain_arr, cont, pos_weight = prepared.gain, prepared.continuation, prepared.position_weights
     t, scale = prepared.cutoff, prepared.scale
     counting = spec is not None and spec.is_counting
@@ -182,32 +184,32 @@ def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_s
         n_samples = _check_int(n_samples, "n_samples", 1)
         seed = _check_seed(seed)
         iteration = _check_int(iteration, "iteration", 0)
+    rows = _noise_rows(noise, scores.shape[0])
     if virtual and estimator == "ccs":
-        grad = _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, window,
-                             noise, n_samples, seed, iteration)
-    elif noise is None:
-        if estimator == "ccs":
-            grad = ccs_gradient_seeded(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma,
-                                       translation, window, n_samples, seed, iteration,
-                                       counting, average, False)
-        else:
-            grad = reinforce_gradient_seeded(shifted, labels, gain_arr, cont, offs, scale,
-                                             pos_weight, t, sigma, n_samples, seed, iteration)
+        grad = _filtered_ccs(shifted, gain_arr, cont, rows, offs, scale, pos_weight, t, sigma,
+                             window, n_samples, seed, iteration, path)
+    elif estimator == "ccs":
+        grad = ccs_gradient(shifted, gain_arr, cont, rows, offs, scale, pos_weight, t, sigma,
+                            translation, window, n_samples, seed, iteration, counting, average,
+                            False, path)
     else:
-        noise = as_noise(noise, scores.shape[0])
-        if estimator == "ccs":
-            grad = ccs_gradient_from_noise(shifted, gain_arr, cont, noise, offs, scale, pos_weight,
-                                           t, sigma, translation, window, counting, average)
-        else:
-            grad = reinforce_gradient_from_noise(shifted, labels, gain_arr, cont, noise, offs,
-                                                 scale, pos_weight, t, sigma)
+        grad = reinforce_gradient(shifted, labels, gain_arr, cont, rows, offs, scale, pos_weight,
+                                  t, sigma, n_samples, seed, iteration)
     center_and_accelerate(grad, scores, offs, bool(center), sfa, nu, relative,
                           translation_invariant)
     return grad
 
 
-def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, window, noise,
-                  n_samples, seed, iteration):
+def _noise_rows(noise, n_docs):
+    """Explicit noise as ``(n_samples, n_docs)`` rows, or no rows (``(0, n_docs)``): the
+    kernels then draw from the seeded streams."""
+    if noise is None:
+        return np.empty((0, n_docs))
+    return as_noise(noise, n_docs)
+
+
+def _filtered_ccs(shifted, gain_arr, cont, rows, offs, scale, pos_weight, t, sigma, window,
+                  n_samples, seed, iteration, path):
     """FilteredDCG through the cascade kernel: every query gets a virtual document at the fixed
     score 0 (gain 0, continuation 0, no noise), so the documents below 0 contribute nothing and
     0 is one more breakpoint of each document; coordinate conditioning (the loss is not
@@ -221,16 +223,11 @@ def _filtered_ccs(shifted, gain_arr, cont, offs, scale, pos_weight, t, sigma, wi
     ext_gain[real] = gain_arr
     ext_cont = np.zeros(n_ext)
     ext_cont[real] = cont
-    if noise is None:
-        grad = ccs_gradient_seeded(ext_shifted, ext_gain, ext_cont, ext_offs, scale, pos_weight,
-                                   t, sigma, False, window, n_samples, seed, iteration, False,
-                                   False, True)
-    else:
-        noise = as_noise(noise, real.shape[0])
-        ext_noise = np.zeros((noise.shape[0], n_ext))
-        ext_noise[:, real] = noise
-        grad = ccs_gradient_from_noise(ext_shifted, ext_gain, ext_cont, ext_noise, ext_offs, scale,
-                                       pos_weight, t, sigma, False, window, False, False)
+    ext_rows = np.zeros((rows.shape[0], n_ext))
+    ext_rows[:, real] = rows
+    grad = ccs_gradient(ext_shifted, ext_gain, ext_cont, ext_rows, ext_offs, scale, pos_weight, t,
+                        sigma, False, window, n_samples, seed, iteration, False, False,
+                        rows.shape[0] == 0, path)
     return grad[real]
 
 

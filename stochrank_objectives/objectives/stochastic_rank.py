@@ -19,8 +19,8 @@ import numpy as np
 
 from ..groups import as_noise, validate_grouped
 from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
-from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, _annealed_sigma,
-                         _check_estimator_for, _estimate, check_shift)
+from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
+                         _annealed_sigma, _check_estimator_for, _estimate, check_shift)
 from ._protocol import ObjectiveParams, Param, check_iteration, choice, integer, real, seed
 from .metric_spec import MetricSpec
 
@@ -96,6 +96,10 @@ class StochasticRank(ObjectiveParams):
       smoothing: ``"relative"`` (default) or ``"absolute"`` (the paper, CatBoost).
       sigma_min: floor of the annealed sigma (default 0.1; never above ``sigma``).
       anneal_half_life: iterations over which sigma halves (default 100); ``None`` = constant.
+      summation: ``"auto"`` (default), ``"exact"`` or ``"fast"``: how the per-document
+        breakpoint sums are computed (see :func:`~._estimator.stochastic_rank_gradient`). Only
+        speed changes: ``"fast"`` (one-sided Gauss transforms, ``O(n)`` per sample) differs
+        from ``"exact"`` (``O(n^2)`` on full lists) by less than 1.7e-12 of the summed jumps.
 
     Returns:
       :meth:`grad_hess`: ``(grad, hess)``, float64 arrays (unit hessian); :meth:`loss`: the
@@ -121,6 +125,7 @@ class StochasticRank(ObjectiveParams):
         Param("sigma_min", 0.1, real(gt=0.0)),
         Param("anneal_half_life", 100.0, real(gt=0.0, optional=True)),
         Param("decay", 0.85),
+        Param("summation", "auto", choice(*SUMMATIONS)),
     )
 
     @classmethod
@@ -181,7 +186,7 @@ class StochasticRank(ObjectiveParams):
                          mu=p["mu"], nu=p["nu"], sfa=p["sfa"], n_samples=p["n_samples"],
                          seed=p["seed"], iteration=iteration, estimator=p["estimator"],
                          conditioning=p["conditioning"], smoothing=p["smoothing"],
-                         spec=p["spec"])
+                         spec=p["spec"], path=SUMMATIONS[p["summation"]])
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:

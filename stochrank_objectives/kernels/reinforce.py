@@ -1,0 +1,59 @@
+"""Numba kernels: the REINFORCE (score-function) estimate of the smoothed loss's gradient, the
+baseline CCS is compared with; same protocol and noise streams as :mod:`.ccs`."""
+
+import numpy as np
+from numba import njit, prange
+
+from .metrics import TIE_WORST, cascade_value_sorted, tie_sorted_order
+from .rng import fill_standard_normal, stream_key
+
+
+@njit(cache=True)
+def reinforce_query(shifted, labels, gain, cont, noise_rows, pos_weight, top, scale, sigma, out):
+    """Score-function estimate ``mean_k (L(a + sigma e_k) - L(a)) e_k / sigma`` for one query.
+
+    ``L(a)`` (worst-permutation ties) is a baseline: it does not change the expectation
+    (E e = 0) and removes most of the variance.
+    """
+    n = shifted.shape[0]
+    if n < 2 or scale == 0.0:
+        return
+    n_samples = noise_rows.shape[0]
+    base_order = tie_sorted_order(shifted, labels, TIE_WORST)
+    baseline = -scale * cascade_value_sorted(base_order, gain, cont, pos_weight, top)
+    y = np.empty(n)
+    for k in range(n_samples):
+        for i in range(n):
+            y[i] = shifted[i] + sigma * noise_rows[k, i]
+        order = np.argsort(-y)
+        loss = -scale * cascade_value_sorted(order, gain, cont, pos_weight, top)
+        c = (loss - baseline) / (sigma * n_samples)
+        if c != 0.0:
+            for i in range(n):
+                out[i] += c * noise_rows[k, i]
+
+
+@njit(cache=True, parallel=True)
+def reinforce_gradient(shifted, labels, gain, cont, noise, query_offsets, query_scale, pos_weight,
+                       top, query_sigma, n_samples, seed, iteration):
+    """REINFORCE gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``), or,
+    when ``noise`` has no rows, over ``n_samples`` rows drawn from the (seed, iteration, query,
+    sample) streams of :func:`.ccs.ccs_gradient`."""
+    n_queries = query_offsets.shape[0] - 1
+    explicit = noise.shape[0] > 0
+    n_rows = noise.shape[0] if explicit else n_samples
+    out = np.zeros(shifted.shape[0])
+    for q in prange(n_queries):
+        lo = query_offsets[q]
+        hi = query_offsets[q + 1]
+        if hi - lo < 2 or query_scale[q] == 0.0:
+            continue
+        rows = np.empty((n_rows, hi - lo))
+        for k in range(n_rows):
+            if explicit:
+                rows[k] = noise[k, lo:hi]
+            else:
+                fill_standard_normal(stream_key(seed, iteration, q, k), rows[k])
+        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows, pos_weight,
+                        top, query_scale[q], query_sigma[q], out[lo:hi])
+    return out
