@@ -23,7 +23,7 @@ import numpy as np
 from ..groups import validate_grouped
 from ..kernels import pairwise as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
-from ..kernels.gumbel import draw_grouped_gumbel
+from ..kernels.rng import draw_grouped_gumbel
 from . import booster_compat
 from ._protocol import (GAIN_PARAM, REQUIRED, ObjectiveParams, Param, boolean, check_iteration,
                         choice, integer, real, seed)
