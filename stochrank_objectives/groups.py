@@ -40,6 +40,11 @@ __all__ = [
 def query_offsets_from_sizes(sizes) -> np.ndarray:
     """Offsets (length ``len(sizes) + 1``) from the number of documents per query.
 
+    Example:
+
+    >>> query_offsets_from_sizes([2, 3]).tolist()
+    [0, 2, 5]
+
     Args:
       sizes: non-negative integers, one per query, in row order (LightGBM's ``group``).
 
@@ -65,6 +70,11 @@ def query_offsets_from_qid(qid) -> np.ndarray:
 
     Ids need not be sorted, but all rows of one query must be adjacent; otherwise a
     ``ValueError`` names the first id that reappears (sort the rows by qid, stably, first).
+
+    Example:
+
+    >>> query_offsets_from_qid([7, 7, 3, 3, 3]).tolist()
+    [0, 2, 5]
 
     Args:
       qid: one query id per document (any hashable numeric or string dtype).

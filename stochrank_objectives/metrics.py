@@ -343,8 +343,22 @@ _BY_NAME = {
 
 
 def evaluate(metric: str, scores, labels, query_offsets, k=None, **options):
-    """Dispatch by name (``"NDCG"``, ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"PFound"``,
-    ``"FilteredDCG"``, ``"precision"``, ``"MAP"``; case-insensitive)."""
+    """A metric by name: the per-query values of ``metric@k``.
+
+    Example::
+
+        evaluate("NDCG", scores, labels, query_offsets, k=5)  # = ndcg_at_k(..., 5)
+
+    Args:
+      metric: ``"NDCG"``, ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"PFound"``, ``"FilteredDCG"``,
+        ``"precision"`` or ``"MAP"`` (case-insensitive).
+      scores, labels, query_offsets: grouped arrays.
+      k: cutoff (``None`` = whole list).
+      **options: the named metric's options (``ties=``, ``gain=``, ...).
+
+    Returns:
+      float64 array, one value per query (as the named function returns).
+    """
     key = str(metric).upper()
     if key not in _BY_NAME:
         raise ValueError(f"unknown metric {metric!r}: expected one of {tuple(_BY_NAME)}")

@@ -28,9 +28,11 @@ __all__ = ["ranking_scorer"]
 def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "worst", **options):
     """A scikit-learn scorer: the mean over queries of ``metric@k`` on ``estimator.predict(X)``.
 
-    Example: ``cross_validate(ranker, X, y, params={"qid": qid, "groups": qid},
-    cv=GroupKFold(3), scoring=ranking_scorer("NDCG", 5))`` with
-    ``sklearn.set_config(enable_metadata_routing=True)``.
+    Example::
+
+        sklearn.set_config(enable_metadata_routing=True)
+        cross_validate(ranker, X, y, params={"qid": qid, "groups": qid}, cv=GroupKFold(3),
+                       scoring=ranking_scorer("NDCG", 5))
 
     Args:
       metric: ``"NDCG"``, ``"ERR"``, ``"MRR"``, ``"DCG"``, ``"precision"``, ``"MAP"``, ...

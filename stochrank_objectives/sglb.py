@@ -67,7 +67,7 @@ import numpy as np
 
 from .groups import _check_float, _check_int
 
-__all__ = ["SGLB", "catboost_langevin", "catboost_shrink_factor"]
+__all__ = ["SGLB", "catboost_langevin", "catboost_shrink_factor", "catboost_tree_weights"]
 
 # Largest allowed t * (-log c) per score dtype: float32 overflows at about e^88.7, float64 at
 # about e^709.8; the margin leaves room for the magnitude of the scores themselves.
@@ -76,6 +76,17 @@ _LOG_CAP = {np.dtype(np.float32): 80.0, np.dtype(np.float64): 700.0}
 
 class SGLB:
     """The SGLB schedule: model shrinkage ``1 - gamma * lr`` and Langevin gradient noise.
+
+    Example::
+
+        sglb = SGLB(learning_rate=0.1, model_shrink_rate=0.001, diffusion_temperature=1e4)
+        adapter = LGBMObjective(StochasticRank(metric="NDCG", top=10), sglb=sglb)
+
+    Update: ``S_t = c F_t``, gradients at ``S_t`` plus ``N(0, 2 / (lr T))`` noise,
+    ``F_{t+1} = S_t + lr h_t`` with ``c = 1 - gamma lr`` (the module docstring has the
+    reparametrisation for boosters without model shrinkage).
+
+    Source: Ustimenko & Prokhorenkova (2020), arXiv:2001.07248.
 
     Args:
       learning_rate: the step ``lr`` (> 0). It replaces the booster's own learning rate: the
@@ -256,8 +267,19 @@ def catboost_shrink_factor(rate: float, learning_rate: float, mode: str, iterati
     (``"Decreasing"``). CatBoost stores the rate and the learning rate as float32 and computes
     the factor in double, so both are rounded the same way here.
 
+    Example:
+
     >>> catboost_shrink_factor(0.5, 0.2, "Constant", 3) == 1 - float(np.float32(0.5)) * float(np.float32(0.2))
     True
+
+    Args:
+      rate: ``model_shrink_rate`` (gamma).
+      learning_rate: the booster's learning rate.
+      mode: ``"Constant"`` or ``"Decreasing"`` (``model_shrink_mode``).
+      iteration: the tree ``t`` about to be fitted (0-based).
+
+    Returns:
+      the factor the model is multiplied by before tree ``t``.
     """
     t = _check_int(iteration, "iteration", 0)
     if t == 0 or rate == 0.0:
@@ -270,9 +292,42 @@ def catboost_shrink_factor(rate: float, learning_rate: float, mode: str, iterati
     return 1.0 - rate / t
 
 
+def catboost_tree_weights(factors, keep: int | None = None) -> list[float]:
+    """Weights that bake per-tree shrink factors into trees fitted one at a time.
+
+    Example:
+
+    >>> catboost_tree_weights([1.0, 0.5, 0.5, 0.5], keep=3)
+    [0.25, 0.5, 1.0]
+
+    Tree ``t`` was fitted to the scores after the factors ``f_0 .. f_t`` had been applied, and
+    every later factor applied before tree ``keep`` shrinks it again (CatBoost's model shrinkage
+    multiplies the whole model). The first ``keep`` trees, summed with these weights (e.g. by
+    ``catboost.sum_models``), are the shrunk model::
+
+        w_t = prod_{u = t + 1}^{keep - 1} f_u,    t = 0 .. keep - 1
+
+    Args:
+      factors: the factor applied before each tree (:func:`catboost_shrink_factor` of ``t``).
+      keep: how many trees to keep (default all of them), e.g. ``best_iteration + 1``.
+
+    Returns:
+      a list of ``keep`` floats.
+    """
+    keep = len(factors) if keep is None else _check_int(keep, "keep", 0)
+    if keep > len(factors):
+        raise ValueError(f"keep={keep} exceeds the {len(factors)} shrink factors given")
+    return [float(np.prod(factors[t + 1:keep])) for t in range(keep)]
+
+
 def catboost_langevin(params: dict, n_rows: int, learning_rate: float, seed: int,
                       sglb: SGLB | None = None):
     """Resolve CatBoost's SGLB parameters into native shrinkage plus this package's noise.
+
+    Example::
+
+        params = {"langevin": True, "learning_rate": 0.1}
+        noise = catboost_langevin(params, n_rows, 0.1, seed=0)  # params now hold the shrinkage
 
     Pops ``langevin``, ``diffusion_temperature`` and ``posterior_sampling`` from ``params`` (a
     dict of CatBoost parameters, changed in place) and sets ``model_shrink_rate`` /
@@ -282,6 +337,13 @@ def catboost_langevin(params: dict, n_rows: int, learning_rate: float, seed: int
     (Decreasing); ``posterior_sampling=True`` means :meth:`SGLB.posterior_sampling` ``(n_rows)``.
     A given ``sglb`` maps onto ``model_shrink_rate=sglb.model_shrink_rate`` (Constant mode) and
     its own noise; it cannot be combined with the native names.
+
+    Args:
+      params: CatBoost parameters (changed in place).
+      n_rows: learn rows (for ``posterior_sampling``).
+      learning_rate: the booster's learning rate.
+      seed: seed of the noise.
+      sglb: an explicit schedule instead of CatBoost's names.
 
     Returns:
       the noise source (an SGLB with ``model_shrink_rate=0``: CatBoost shrinks) or ``None``.

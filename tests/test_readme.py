@@ -56,3 +56,19 @@ def test_objective_table_usage_lines_construct_valid_objectives():
             objective = eval(call, namespace)
             grad, hess = objective.grad_hess(scores, labels, offsets)
             assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess)), call
+
+
+def test_public_names_table_lists_exactly_the_exported_names():
+    import importlib
+
+    modules = ["stochrank_objectives", "stochrank_objectives.adapters.lightgbm",
+               "stochrank_objectives.adapters.xgboost", "stochrank_objectives.adapters.catboost",
+               "stochrank_objectives.adapters.dask"]
+    exported = {(name, module) for module in modules
+                for name in importlib.import_module(module).__all__}
+    section = README.read_text().split("## Public names", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \| (.+?) \|$", section, flags=re.M)
+    listed = [(name, module) for name, module, _ in rows]
+    assert len(listed) == len(set(listed)), "a name is listed twice"
+    assert set(listed) == exported
+    assert all(purpose.strip() for _, _, purpose in rows)

@@ -133,3 +133,22 @@ def test_invalid_iteration():
         s.learning_rate_at(-1)
     with pytest.raises(ValueError, match="iteration"):
         s.noise(3, -2)
+
+
+def test_catboost_tree_weights_bake_the_later_shrinkage():
+    from stochrank_objectives.sglb import catboost_shrink_factor, catboost_tree_weights
+
+    factors = [catboost_shrink_factor(0.5, 0.2, "Constant", t) for t in range(5)]
+    c = factors[1]
+    # tree t is shrunk by every factor applied after it, up to the last kept tree
+    assert catboost_tree_weights(factors) == pytest.approx([c ** 4, c ** 3, c ** 2, c, 1.0])
+    assert catboost_tree_weights(factors, keep=2) == pytest.approx([c, 1.0])
+    assert catboost_tree_weights(factors, keep=0) == []
+    # the weighted sum of per-tree increments equals shrinking the running score
+    increments = np.array([1.0, -2.0, 0.5, 3.0, 0.25])
+    score = 0.0
+    for f, inc in zip(factors, increments):
+        score = score * f + inc
+    assert np.dot(catboost_tree_weights(factors), increments) == pytest.approx(score)
+    with pytest.raises(ValueError, match="exceeds"):
+        catboost_tree_weights(factors, keep=6)

@@ -108,6 +108,11 @@ class LGBMObjective:
     Callable both as ``fobj(preds, train_data)`` (``lgb.train``, ``params["objective"]``) and as
     ``fobj(y_true, y_pred, weight, group)`` (``LGBMRanker(objective=...)``).
 
+    Example::
+
+        fobj = LGBMObjective(StochasticRank(metric="NDCG", top=10))
+        booster = lgb.train({"objective": fobj, "learning_rate": 0.1}, train_set)
+
     Args:
       objective: an object with ``grad_hess(scores, labels, query_offsets, iteration)``.
       sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule; then pass
@@ -287,8 +292,18 @@ class LGBMMetric(EvalMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as a LightGBM eval function.
 
     Callable as ``feval(preds, eval_data)`` (``lgb.train``) and as ``(y_true, y_pred, weight,
-    group)`` (``LGBMRanker(...).fit(eval_metric=...)``); returns ``(name, value, True)``.
-    Arguments: see :class:`~stochrank_objectives.adapters._metric.EvalMetric`.
+    group)`` (``LGBMRanker(...).fit(eval_metric=...)``).
+
+    Example::
+
+        lgb.train(params, train_set, valid_sets=[valid], feval=LGBMMetric("NDCG", 5))
+
+    Args:
+      see :class:`~stochrank_objectives.adapters._common.EvalMetric` (metric name, cutoff,
+      metric options).
+
+    Returns:
+      when called, ``(name, value, True)`` (higher is better).
     """
 
     def __call__(self, preds_or_y_true, eval_data_or_y_pred, weight=_MISSING, group=_MISSING):

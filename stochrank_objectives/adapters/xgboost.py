@@ -82,6 +82,11 @@ def _grouped(dmat, n_preds: int, where: str):
 class XGBObjective:
     """An XGBoost custom objective ``obj(predt, dtrain)`` wrapping a ``grad_hess`` objective.
 
+    Example::
+
+        obj = XGBObjective(StochasticRank(metric="NDCG", top=10))
+        booster = xgb.train(DEFAULT_PARAMS, dtrain, num_boost_round=100, obj=obj)
+
     Args:
       objective: an object with ``grad_hess(scores, labels, query_offsets, iteration)``.
       sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule; then pass
@@ -224,8 +229,18 @@ class XGBMetric(EvalMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as an XGBoost ``custom_metric``.
 
     ``metric(predt, dmatrix) -> (name, value)``; pass ``maximize=True`` to ``xgb.train``.
-    Arguments: see :class:`~stochrank_objectives.adapters._metric.EvalMetric`;
-    ``XGBMetric.from_string("NDCG@5")`` parses the short form.
+
+    Example::
+
+        xgb.train(params, dtrain, evals=[(dvalid, "valid")], maximize=True,
+                  custom_metric=XGBMetric.from_string("NDCG@5"))
+
+    Args:
+      see :class:`~stochrank_objectives.adapters._common.EvalMetric` (metric name, cutoff,
+      metric options).
+
+    Returns:
+      when called, ``(name, value)`` (higher is better).
     """
 
     def __call__(self, predt, dmat):

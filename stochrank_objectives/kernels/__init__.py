@@ -1,7 +1,7 @@
 """Numba kernels over grouped arrays (no booster imports here), one module per concern:
 metrics with tie policies (``metrics``), the CCS/SFA/REINFORCE gradient estimators (``ccs``),
 pairwise lambdas (``pairwise``), smooth ranks (``smooth``), DCG-RR (``dcgrr``), the
-counter-based noise streams (``rng``, ``gumbel``) and shared helpers (``_common``)."""
+counter-based Gaussian and Gumbel noise streams (``rng``) and shared helpers (``_common``)."""
 
 import contextlib
 

@@ -38,6 +38,21 @@ def _sigmoid(x):
     return e / (1.0 + e)
 
 
+@njit(cache=True, inline="always")
+def _loss_grad_hess(n_docs, n_queries):
+    """Zeroed outputs of a per-query kernel: ``(loss per query, grad, hess per document)``."""
+    return np.zeros(n_queries), np.zeros(n_docs), np.zeros(n_docs)
+
+
+@njit(cache=True, inline="always")
+def _query_rows(query_offsets, keep, q):
+    """``(lo, hi, active)`` of query ``q``: its rows ``lo:hi`` and whether it has a gradient
+    at all (two documents or more and ``keep[q]`` nonzero, e.g. the inverse ideal DCG)."""
+    lo = query_offsets[q]
+    hi = query_offsets[q + 1]
+    return lo, hi, hi - lo >= 2 and keep[q] != 0
+
+
 @njit(cache=True)
 def dcg_discounts(n, top):
     """``1 / log2(p + 2)`` for ``p < top`` (0 from ``top`` on), length ``n + 1``."""

@@ -58,6 +58,7 @@ driver), see ``objectives/metric_spec.py``.
 import numpy as np
 from numba import njit, prange
 
+from ._common import _query_rows
 from .ccs_fast_sums import _cascade_fast_sums, _counting_fast_sums, _first_zero_below, _use_fast_sums
 from .gaussian import (
     _INV_SQRT_2PI,
@@ -65,6 +66,7 @@ from .gaussian import (
     FASTMATH,
     _conditional_law,
     _conditional_mean,
+    _in_window,
     _outside_buffers,
     _subtract_outside,
     gaussian_kernel,
@@ -79,7 +81,7 @@ from .noisy_order import (
     _second_zero_position,
     _use_selection,
 )
-from .rng import fill_standard_normal, stream_key
+from .rng import fill_noise_row, noise_rows
 from .reinforce import reinforce_gradient
 from .smoothing import center_and_accelerate, query_noise_scale
 
@@ -207,27 +209,27 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
     means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
     half_width = window * s
     if up_end > BREAKPOINT_MAJOR_MAX:
+        slots = searchable[:up_end]  # the breakpoints with an "above" sum
         for i in range(n):
             mean = means[i]
+            start, stop = _breakpoint_window(slots, mean, half_width)
             gi = gain[i]
             di = cont[i]
-            start, stop = _breakpoint_window(searchable, mean, half_width)
             total = 0.0
-            for u in range(start, min(stop, up_end)):
+            for u in range(start, stop):
                 x = (ys[u] - mean) * inv_s
                 total += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
             acc[i] = total
-        up_end = 0
-    for u in range(up_end):
-        y = ys[u]
-        a = up_a[u]
-        b = up_b[u]
-        c = up_c[u]
-        for i in range(n):
-            mean = means[i]
-            term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
-            inside_window = (y <= mean + half_width) and (y >= mean - half_width)
-            acc[i] += term if inside_window else 0.0
+    else:
+        for u in range(up_end):
+            y = ys[u]
+            a = up_a[u]
+            b = up_b[u]
+            c = up_c[u]
+            for i in range(n):
+                mean = means[i]
+                term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
+                acc[i] += _in_window(term, y, mean, half_width)
     _subtract_outside(order, coef, acc, out)
 
 
@@ -320,28 +322,27 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
     # below every breakpoint: only the "above" sum (breakpoint-major, as in ccs_query)
     means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
     half_width = window * s
-    n_major = n_slots
     if n_slots > BREAKPOINT_MAJOR_MAX:
+        slots = searchable[:n_slots]
         for i in range(n):
             mean = means[i]
             up = up_if_relevant if relevant[i] > 0.0 else up_if_irrelevant
-            start, stop = _breakpoint_window(searchable, mean, half_width)
+            start, stop = _breakpoint_window(slots, mean, half_width)
             total = 0.0
-            for u in range(start, min(stop, n_slots)):
+            for u in range(start, stop):
                 total += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
             acc[i] = total
-        n_major = 0
-    for u in range(n_major):
-        y = ys[u]
-        if_relevant = up_if_relevant[u]
-        if_irrelevant = up_if_irrelevant[u]
-        for i in range(n):
-            mean = means[i]
-            rel = relevant[i]  # binary: picks one of the two coefficients exactly
-            term = ((rel * if_relevant + (1.0 - rel) * if_irrelevant)
-                    * gaussian_kernel((y - mean) * inv_s))
-            inside_window = (y <= mean + half_width) and (y >= mean - half_width)
-            acc[i] += term if inside_window else 0.0
+    else:
+        for u in range(n_slots):
+            y = ys[u]
+            if_relevant = up_if_relevant[u]
+            if_irrelevant = up_if_irrelevant[u]
+            for i in range(n):
+                mean = means[i]
+                rel = relevant[i]  # binary: picks one of the two coefficients exactly
+                term = ((rel * if_relevant + (1.0 - rel) * if_irrelevant)
+                        * gaussian_kernel((y - mean) * inv_s))
+                acc[i] += _in_window(term, y, mean, half_width)
     _subtract_outside(order, coef, acc, out)
 
 
@@ -373,26 +374,20 @@ def ccs_gradient(shifted, gain, cont, noise, query_offsets, query_scale, pos_wei
     real documents only, so their noise is the same as without it. ``path``: see
     :mod:`.noisy_order` (``PATH_SORT`` keeps the exact per-document sums).
     """
-    n_queries = query_offsets.shape[0] - 1
-    explicit = noise.shape[0] > 0
-    n_rows = noise.shape[0] if explicit else n_samples
+    n_rows = noise_rows(noise, n_samples)
+    # FilteredDCG's fixed document takes no draw from the streams (explicit rows are used whole)
+    n_fixed = 1 if fixed_last and noise.shape[0] == 0 else 0
     out = np.zeros(shifted.shape[0])
-    for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        if hi - lo < 2 or query_scale[q] == 0.0:
+    for q in prange(query_offsets.shape[0] - 1):
+        lo, hi, active = _query_rows(query_offsets, query_scale, q)
+        if not active:
             continue
         n = hi - lo
         work = np.empty(12 * n + 2)
         buf = work[11 * n + 2:]
         for k in range(n_rows):
-            if explicit:
-                buf[:] = noise[k, lo:hi]
-            elif fixed_last:
-                fill_standard_normal(stream_key(seed, iteration, q, k), buf[:n - 1])
-                buf[n - 1] = 0.0
-            else:
-                fill_standard_normal(stream_key(seed, iteration, q, k), buf)
+            fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
+            buf[n - n_fixed:] = 0.0
             _ccs_sample(shifted[lo:hi], gain[lo:hi], cont[lo:hi], buf, pos_weight, top,
                         query_scale[q], query_sigma[q], translation, window, 1.0 / n_rows,
                         counting, average, out[lo:hi], work, path)

@@ -59,6 +59,22 @@ def _use_fast_sums(path, searchable, s, window):
     return expected > FAST_SUM_COST * boxes
 
 
+@njit(cache=True, inline="always")
+def _transformed_sums(shifted, noise, noise_sum, sigma, translation, order, ys, n_search, up_w,
+                      down_w, s, window):
+    """``(means, up_sums, down_sums)``: the conditional means of the documents in ``order`` and
+    their one-sided Gauss sums over the breakpoints ``ys[:n_search]``, one row per weight row."""
+    n = order.shape[0]
+    means = np.empty(n)
+    for p in range(n):
+        doc = order[p]
+        means[p] = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
+    up_sums = np.empty((up_w.shape[0], n))
+    down_sums = np.empty((down_w.shape[0], n))
+    one_sided_gauss_sums(ys, n_search, means, up_w, down_w, s, window, up_sums, down_sums)
+    return means, up_sums, down_sums
+
+
 @njit(cache=True)
 def _cascade_fast_sums(shifted, gain, cont, noise, noise_sum, sigma, translation, order, ys,
                        n_search, up_end, zero_end, first_zero, skip_zero, gs, ds, up_a, up_b,
@@ -74,21 +90,16 @@ def _cascade_fast_sums(shifted, gain, cont, noise, noise_sum, sigma, translation
     n = order.shape[0]
     up_w = np.zeros((3, n_search))
     down_w = np.zeros((3, n_search))
-    for u in range(min(up_end, n_search)):
-        up_w[0, u] = up_a[u]
-        up_w[1, u] = up_b[u]
-        up_w[2, u] = up_c[u]
-    for u in range(1, min(zero_end, n_search)):
-        down_w[0, u] = down_a[u]
-        down_w[1, u] = down_b[u]
-        down_w[2, u] = down_c[u]
-    means = np.empty(n)
-    for p in range(n):
-        doc = order[p]
-        means[p] = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
-    up_sums = np.empty((3, n))
-    down_sums = np.empty((3, n))
-    one_sided_gauss_sums(ys, n_search, means, up_w, down_w, s, window, up_sums, down_sums)
+    m = min(up_end, n_search)
+    up_w[0, :m] = up_a[:m]
+    up_w[1, :m] = up_b[:m]
+    up_w[2, :m] = up_c[:m]
+    m = min(zero_end, n_search)
+    down_w[0, 1:m] = down_a[1:m]
+    down_w[1, 1:m] = down_b[1:m]
+    down_w[2, 1:m] = down_c[1:m]
+    means, up_sums, down_sums = _transformed_sums(shifted, noise, noise_sum, sigma, translation,
+                                                  order, ys, n_search, up_w, down_w, s, window)
     inv_s = 1.0 / s
     searchable = ys[:n_search]
     for p in range(n):
@@ -112,23 +123,16 @@ def _counting_fast_sums(shifted, relevant, noise, noise_sum, sigma, translation,
     """The per-document sums of :func:`ccs_counting_query` (sort path) by one-sided Gauss
     transforms: two per side (a relevant and an irrelevant moving document), error as in
     :func:`_cascade_fast_sums`."""
-    n = order.shape[0]
     up_w = np.zeros((2, n_search))
     down_w = np.zeros((2, n_search))
-    for u in range(min(n_slots, n_search)):
-        up_w[0, u] = up_if_relevant[u]
-        up_w[1, u] = up_if_irrelevant[u]
-    for u in range(1, n_search):
-        down_w[0, u] = down_if_relevant[u]
-        down_w[1, u] = down_if_irrelevant[u]
-    means = np.empty(n)
-    for p in range(n):
-        doc = order[p]
-        means[p] = _conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
-    up_sums = np.empty((2, n))
-    down_sums = np.empty((2, n))
-    one_sided_gauss_sums(ys, n_search, means, up_w, down_w, s, window, up_sums, down_sums)
-    for p in range(n):
+    m = min(n_slots, n_search)
+    up_w[0, :m] = up_if_relevant[:m]
+    up_w[1, :m] = up_if_irrelevant[:m]
+    down_w[0, 1:] = down_if_relevant[1:n_search]
+    down_w[1, 1:] = down_if_irrelevant[1:n_search]
+    _, up_sums, down_sums = _transformed_sums(shifted, noise, noise_sum, sigma, translation,
+                                              order, ys, n_search, up_w, down_w, s, window)
+    for p in range(order.shape[0]):
         doc = order[p]
         which = 0 if relevant[doc] > 0.0 else 1
         out[doc] -= coef * (up_sums[which, p] + down_sums[which, p])

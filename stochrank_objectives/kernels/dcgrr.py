@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .rng import fill_standard_normal, stream_key
+from .rng import fill_noise_row, noise_rows
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
@@ -74,16 +74,11 @@ def dcgrr_ccs(scores, labels, query_offsets, sigma, noise, n_samples, seed, iter
     Returns:
       float64 array: the gradient of the loss per document.
     """
-    n_docs = scores.shape[0]
-    seeded = noise.size == 0
-    if not seeded:
-        n_samples = noise.shape[0]
-    nq = query_offsets.shape[0] - 1
-    grad = np.zeros(n_docs)
-    for q in prange(nq):
+    n_samples = noise_rows(noise, n_samples)
+    grad = np.zeros(scores.shape[0])
+    for q in prange(query_offsets.shape[0] - 1):
         lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
+        n = query_offsets[q + 1] - lo
         if n == 0:
             continue
         e = np.empty(n)
@@ -93,13 +88,10 @@ def dcgrr_ccs(scores, labels, query_offsets, sigma, noise, n_samples, seed, iter
         s1 = np.empty(n)
         out = np.zeros(n)
         for k in range(n_samples):
-            if seeded:
-                fill_standard_normal(stream_key(seed, iteration, q, k), e)
-            else:
-                e[:] = noise[k, lo:hi]
+            fill_noise_row(noise, k, lo, seed, iteration, q, e)
             for i in range(n):
                 y[i] = scores[lo + i] + sigma * e[i]
-            _dcgrr_query_ccs(scores[lo:hi], labels[lo:hi], y, sigma, out, prefix, s0, s1)
+            _dcgrr_query_ccs(scores[lo:lo + n], labels[lo:lo + n], y, sigma, out, prefix, s0, s1)
         for i in range(n):
             grad[lo + i] = out[i] / n_samples
     return grad

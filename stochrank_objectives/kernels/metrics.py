@@ -29,6 +29,16 @@ TIE_INPUT = 2
 TIE_EXPECTED = 3
 
 
+@njit(cache=True, inline="always")
+def _tied_block_end(scores, order, start):
+    """End (exclusive) of the block of positions from ``start`` on whose scores tie."""
+    n = order.shape[0]
+    stop = start + 1
+    while stop < n and scores[order[stop]] == scores[order[start]]:
+        stop += 1
+    return stop
+
+
 @njit(cache=True)
 def tie_sorted_order(scores, labels, tie_policy):
     """Positions -> document indices, by score descending, ties resolved by ``tie_policy``.
@@ -42,9 +52,7 @@ def tie_sorted_order(scores, labels, tie_policy):
     n = order.shape[0]
     start = 0
     while start < n:
-        stop = start + 1
-        while stop < n and scores[order[stop]] == scores[order[start]]:
-            stop += 1
+        stop = _tied_block_end(scores, order, start)
         if stop - start > 1:
             block = order[start:stop].copy()
             key = np.empty(stop - start)
@@ -60,8 +68,7 @@ def tie_sorted_order(scores, labels, tie_policy):
 @njit(cache=True)
 def cascade_value_sorted(order, gain, cont, pos_weight, top):
     """sum_{p < top} w_p g_{s_p} prod_{u<p} d_{s_u} for a given order (unnormalised)."""
-    n = order.shape[0]
-    t = min(top, n)
+    t = min(top, order.shape[0])
     total = 0.0
     prod = 1.0
     for p in range(t):
@@ -81,9 +88,7 @@ def expected_additive_value(scores, order, gain, pos_weight, top):
     total = 0.0
     start = 0
     while start < n and start < t:
-        stop = start + 1
-        while stop < n and scores[order[stop]] == scores[order[start]]:
-            stop += 1
+        stop = _tied_block_end(scores, order, start)
         wsum = 0.0
         for p in range(start, min(stop, t)):
             wsum += pos_weight[p]

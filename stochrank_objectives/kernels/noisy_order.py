@@ -19,13 +19,15 @@ SELECT_FACTOR = 3
 
 
 @njit(cache=True, inline="always")
-def _first_not_above(sorted_desc, value):
-    """First index whose value is <= ``value`` in a descending array (binary search)."""
+def _descending_search(sorted_desc, value, stop_at_equal):
+    """First index of a descending array whose value is below ``value`` (or equal to it, with
+    ``stop_at_equal``), by binary search."""
     lo = 0
     hi = sorted_desc.shape[0]
     while lo < hi:
         mid = (lo + hi) >> 1
-        if sorted_desc[mid] > value:
+        x = sorted_desc[mid]
+        if x > value or (x == value and not stop_at_equal):
             lo = mid + 1
         else:
             hi = mid
@@ -33,17 +35,15 @@ def _first_not_above(sorted_desc, value):
 
 
 @njit(cache=True, inline="always")
+def _first_not_above(sorted_desc, value):
+    """First index whose value is <= ``value`` in a descending array (binary search)."""
+    return _descending_search(sorted_desc, value, True)
+
+
+@njit(cache=True, inline="always")
 def _first_below(sorted_desc, value):
     """First index whose value is < ``value`` in a descending array (binary search)."""
-    lo = 0
-    hi = sorted_desc.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if sorted_desc[mid] >= value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return _descending_search(sorted_desc, value, False)
 
 
 @njit(cache=True, inline="always")

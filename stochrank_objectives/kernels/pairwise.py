@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._common import LN2, _order_desc, _sigmoid, _softplus
+from ._common import LN2, _loss_grad_hess, _order_desc, _query_rows, _sigmoid, _softplus
 
 KIND_NDCG = 0
 KIND_MRR = 1
@@ -38,14 +38,10 @@ def lightgbm_sigmoid_table(sigma):
 
 # -- LambdaMART ------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def _ranking(s, gains, find_relevant):
-    """Order (positions -> documents), positions (documents -> positions) and, if asked, the
-    positions of the first and second relevant documents (``n`` when absent)."""
-    n = s.shape[0]
-    order = _order_desc(s)
-    pos = np.empty(n, dtype=np.int64)
-    for p in range(n):
-        pos[order[p]] = p
+def _first_relevant(order, gains, find_relevant):
+    """Positions of the first and second relevant documents of ``order`` (``n`` when absent,
+    and both ``n`` unless ``find_relevant``)."""
+    n = order.shape[0]
     first = n
     second = n
     if find_relevant:
@@ -56,7 +52,7 @@ def _ranking(s, gains, find_relevant):
                 else:
                     second = p
                     break
-    return order, pos, first, second
+    return first, second
 
 
 @njit(cache=True, inline="always")
@@ -75,6 +71,101 @@ def _mrr_swap_delta(pa, pb, rel_a, first, second, w):
     if pa < first:
         return abs(w[pa] - w[first])
     return 0.0
+
+
+@njit(cache=True, inline="always")
+def _ordered_pair(labels, order, a, b):
+    """``(h, l, p_h, p_l)`` for positions ``a < b`` of ``order``: the more relevant document
+    ``h``, the other ``l`` and their positions; ``h = -1`` when the labels are equal."""
+    ia = order[a]
+    ib = order[b]
+    if labels[ia] == labels[ib]:
+        return -1, -1, a, b
+    if labels[ia] > labels[ib]:
+        return ia, ib, a, b
+    return ib, ia, b, a
+
+
+@njit(cache=True, inline="always")
+def _lambda_pair(kind, labels, gains, weights, inv_ideal_q, order, a, b, first, second):
+    """``(h, l, |Delta M_hl|)`` of the pair at positions ``a < b``; the weight is 0 when the
+    pair does not count (equal labels, or for MRR equal relevance)."""
+    h, low, ph, pl = _ordered_pair(labels, order, a, b)
+    if h < 0:
+        return h, low, 0.0
+    if kind == KIND_NDCG:
+        w = (gains[h] - gains[low]) * abs(weights[ph] - weights[pl])
+        return h, low, w * inv_ideal_q
+    rel_a = gains[order[a]] > 0.0
+    if rel_a == (gains[order[b]] > 0.0):
+        return h, low, 0.0
+    return h, low, _mrr_swap_delta(a, b, rel_a, first, second, weights)
+
+
+@njit(cache=True, inline="always")
+def _lgb_rho(ds, sigma, table, t_lo, t_hi, t_factor):
+    """``1 / (1 + exp(sigma ds))``: LightGBM's lookup ``table`` when it has entries."""
+    n_bins = table.shape[0]
+    if n_bins == 0:
+        return _sigmoid(-sigma * ds)
+    if ds <= t_lo:
+        return table[0]
+    if ds >= t_hi:
+        return table[n_bins - 1]
+    return table[min(int((ds - t_lo) * t_factor), n_bins - 1)]
+
+
+@njit(cache=True, inline="always")
+def _lambdamart_query(s, gains, labels, inv_ideal_q, weights, pair_top, kind, sigma, score_norm,
+                      norm, lgb_float32, table, t_lo, t_hi, t_factor, score_norm_eps, grad, hess):
+    """One query of :func:`lambdamart_grad_hess`, written into its rows ``grad``, ``hess``."""
+    n = s.shape[0]
+    order = _order_desc(s)
+    first, second = _first_relevant(order, gains, kind == KIND_MRR)
+    lam = np.zeros(n)
+    hes = np.zeros(n)
+    lam32 = np.zeros(n, dtype=np.float32)
+    hes32 = np.zeros(n, dtype=np.float32)
+    apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
+    total = 0.0
+    for a in range(min(n - 1, pair_top)):
+        for b in range(a + 1, n):
+            h, low, w = _lambda_pair(kind, labels, gains, weights, inv_ideal_q, order, a, b,
+                                     first, second)
+            if w == 0.0:
+                continue
+            ds = s[h] - s[low]
+            if apply_score_norm:
+                w /= score_norm_eps + abs(ds)
+            rho = _lgb_rho(ds, sigma, table, t_lo, t_hi, t_factor)
+            p_hess = rho * (1.0 - rho)
+            p_lambda = rho * (-sigma * w)
+            p_hess = p_hess * (sigma * sigma * w)
+            if lgb_float32:
+                lam32[low] = np.float32(lam32[low] - np.float32(p_lambda))
+                hes32[low] = np.float32(hes32[low] + np.float32(p_hess))
+                lam32[h] = np.float32(lam32[h] + np.float32(p_lambda))
+                hes32[h] = np.float32(hes32[h] + np.float32(p_hess))
+            else:
+                lam[low] -= p_lambda
+                hes[low] += p_hess
+                lam[h] += p_lambda
+                hes[h] += p_hess
+            total -= 2.0 * p_lambda
+    factor = 1.0
+    if norm and total > 0.0:
+        factor = math.log2(1.0 + total) / total
+    for i in range(n):
+        if lgb_float32:
+            if norm and total > 0.0:
+                grad[i] = np.float32(np.float64(lam32[i]) * factor)
+                hess[i] = np.float32(np.float64(hes32[i]) * factor)
+            else:
+                grad[i] = lam32[i]
+                hess[i] = hes32[i]
+        else:
+            grad[i] = lam[i] * factor
+            hess[i] = hes[i] * factor
 
 
 @njit(cache=True, parallel=True)
@@ -96,88 +187,13 @@ def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weight
     by ``log2(1 + L) / L``. ``lgb_float32`` accumulates in float32 like LightGBM (its score_t).
     ``kind``: ``KIND_NDCG`` (``gains``) or ``KIND_MRR`` (``gains`` = relevance 0/1).
     """
-    n_docs = scores.shape[0]
-    nq = query_offsets.shape[0] - 1
-    grad = np.zeros(n_docs)
-    hess = np.zeros(n_docs)
-    use_table = table.shape[0] > 0
-    n_bins = table.shape[0]
-    for q in prange(nq):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if n < 2 or inv_ideal[q] == 0.0:
-            continue
-        s = scores[lo:hi]
-        order, pos, first, second = _ranking(s, gains[lo:hi], kind == KIND_MRR)
-        lam = np.zeros(n)
-        hes = np.zeros(n)
-        lam32 = np.zeros(n, dtype=np.float32)
-        hes32 = np.zeros(n, dtype=np.float32)
-        apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
-        total = 0.0
-        last = min(n - 1, pair_top)
-        for a in range(last):
-            ia = order[a]
-            for b in range(a + 1, n):
-                ib = order[b]
-                if labels[lo + ia] == labels[lo + ib]:
-                    continue
-                if labels[lo + ia] > labels[lo + ib]:
-                    h = ia
-                    low = ib
-                else:
-                    h = ib
-                    low = ia
-                if kind == KIND_NDCG:
-                    w = (gains[lo + h] - gains[lo + low]) * abs(weights[pos[h]] - weights[pos[low]])
-                    w = w * inv_ideal[q]
-                else:
-                    if (gains[lo + ia] > 0.0) == (gains[lo + ib] > 0.0):
-                        continue
-                    w = _mrr_swap_delta(a, b, gains[lo + ia] > 0.0, first, second, weights)
-                if w == 0.0:
-                    continue
-                ds = s[h] - s[low]
-                if apply_score_norm:
-                    w /= score_norm_eps + abs(ds)
-                if use_table:
-                    if ds <= t_lo:
-                        rho = table[0]
-                    elif ds >= t_hi:
-                        rho = table[n_bins - 1]
-                    else:
-                        rho = table[min(int((ds - t_lo) * t_factor), n_bins - 1)]
-                else:
-                    rho = _sigmoid(-sigma * ds)
-                p_hess = rho * (1.0 - rho)
-                p_lambda = rho * (-sigma * w)
-                p_hess = p_hess * (sigma * sigma * w)
-                if lgb_float32:
-                    lam32[low] = np.float32(lam32[low] - np.float32(p_lambda))
-                    hes32[low] = np.float32(hes32[low] + np.float32(p_hess))
-                    lam32[h] = np.float32(lam32[h] + np.float32(p_lambda))
-                    hes32[h] = np.float32(hes32[h] + np.float32(p_hess))
-                else:
-                    lam[low] -= p_lambda
-                    hes[low] += p_hess
-                    lam[h] += p_lambda
-                    hes[h] += p_hess
-                total -= 2.0 * p_lambda
-        factor = 1.0
-        if norm and total > 0.0:
-            factor = math.log2(1.0 + total) / total
-        for i in range(n):
-            if lgb_float32:
-                if norm and total > 0.0:
-                    grad[lo + i] = np.float32(np.float64(lam32[i]) * factor)
-                    hess[lo + i] = np.float32(np.float64(hes32[i]) * factor)
-                else:
-                    grad[lo + i] = lam32[i]
-                    hess[lo + i] = hes32[i]
-            else:
-                grad[lo + i] = lam[i] * factor
-                hess[lo + i] = hes[i] * factor
+    _, grad, hess = _loss_grad_hess(scores.shape[0], 0)
+    for q in prange(query_offsets.shape[0] - 1):
+        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        if active:
+            _lambdamart_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q], weights,
+                              pair_top, kind, sigma, score_norm, norm, lgb_float32, table, t_lo,
+                              t_hi, t_factor, score_norm_eps, grad[lo:hi], hess[lo:hi])
     return grad, hess
 
 
@@ -185,37 +201,61 @@ def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weight
 def lambdamart_surrogate(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
                          kind, sigma):
     """Per query ``sum_pairs |Delta M_hl| log(1 + exp(-sigma (s_h - s_l)))`` (weights frozen)."""
-    nq = query_offsets.shape[0] - 1
-    out = np.zeros(nq)
-    for q in prange(nq):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if n < 2 or inv_ideal[q] == 0.0:
+    out = np.zeros(query_offsets.shape[0] - 1)
+    for q in prange(out.shape[0]):
+        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        if not active:
             continue
         s = scores[lo:hi]
-        order, pos, first, second = _ranking(s, gains[lo:hi], kind == KIND_MRR)
+        order = _order_desc(s)
+        first, second = _first_relevant(order, gains[lo:hi], kind == KIND_MRR)
         total = 0.0
-        for a in range(min(n - 1, pair_top)):
-            ia = order[a]
-            for b in range(a + 1, n):
-                ib = order[b]
-                if labels[lo + ia] == labels[lo + ib]:
-                    continue
-                h, low = (ia, ib) if labels[lo + ia] > labels[lo + ib] else (ib, ia)
-                if kind == KIND_NDCG:
-                    w = (gains[lo + h] - gains[lo + low]) * abs(weights[pos[h]] - weights[pos[low]])
-                    w = w * inv_ideal[q]
-                else:
-                    if (gains[lo + ia] > 0.0) == (gains[lo + ib] > 0.0):
-                        continue
-                    w = _mrr_swap_delta(a, b, gains[lo + ia] > 0.0, first, second, weights)
-                total += w * _softplus(-sigma * (s[h] - s[low]))
+        for a in range(min(hi - lo - 1, pair_top)):
+            for b in range(a + 1, hi - lo):
+                h, low, w = _lambda_pair(kind, labels[lo:hi], gains[lo:hi], weights, inv_ideal[q],
+                                         order, a, b, first, second)
+                if w != 0.0:
+                    total += w * _softplus(-sigma * (s[h] - s[low]))
         out[q] = total
     return out
 
 
 # -- LambdaLoss NDCG-Loss2++ ------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _lambdaloss_query(s, gains, labels, inv_ideal_q, sigma, mu, grad, hess):
+    """One query of :func:`lambdaloss_ndcg2pp`: adds to its rows ``grad``, ``hess``; its loss."""
+    n = s.shape[0]
+    order = _order_desc(s)
+    inv_d = np.empty(n + 1)  # inv_d[r] = 1 / log2(1 + r), r = 1 .. n
+    inv_d[0] = 0.0
+    for r in range(1, n + 1):
+        inv_d[r] = 1.0 / math.log2(1.0 + r)
+    rank = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        rank[order[p]] = p + 1
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            if not labels[i] > labels[j]:
+                continue
+            dg = abs(gains[i] - gains[j]) * inv_ideal_q
+            gap = abs(rank[i] - rank[j])
+            w = dg * (abs(inv_d[rank[i]] - inv_d[rank[j]])
+                      + mu * abs(inv_d[gap] - inv_d[gap + 1]))
+            if w == 0.0:
+                continue
+            x = sigma * (s[i] - s[j])
+            total += w * _softplus(-x) / LN2
+            pr = _sigmoid(x)
+            g = w * sigma / LN2 * (1.0 - pr)
+            hh = w * sigma * sigma / LN2 * pr * (1.0 - pr)
+            grad[i] -= g
+            grad[j] += g
+            hess[i] += hh
+            hess[j] += hh
+    return total
+
+
 @njit(cache=True, parallel=True)
 def lambdaloss_ndcg2pp(scores, gains, labels, query_offsets, inv_ideal, sigma, mu):
     """``(loss per query, grad, hess)`` of LambdaLoss NDCG-Loss2++ (weights frozen).
@@ -228,51 +268,49 @@ def lambdaloss_ndcg2pp(scores, gains, labels, query_offsets, inv_ideal, sigma, m
         dl/ds_i = -dl/ds_j = -w_ij sigma / ln2 * sigmoid(-sigma (s_i - s_j))
         d2l/ds_i^2 = d2l/ds_j^2 = w_ij sigma^2 / ln2 * p (1 - p),  p = sigmoid(sigma (s_i - s_j)).
     """
-    n_docs = scores.shape[0]
-    nq = query_offsets.shape[0] - 1
-    grad = np.zeros(n_docs)
-    hess = np.zeros(n_docs)
-    loss = np.zeros(nq)
-    for q in prange(nq):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if n < 2 or inv_ideal[q] == 0.0:
-            continue
-        s = scores[lo:hi]
-        order = _order_desc(s)
-        inv_d = np.empty(n + 1)  # inv_d[r] = 1 / log2(1 + r), r = 1 .. n
-        inv_d[0] = 0.0
-        for r in range(1, n + 1):
-            inv_d[r] = 1.0 / math.log2(1.0 + r)
-        rank = np.empty(n, dtype=np.int64)
-        for p in range(n):
-            rank[order[p]] = p + 1
-        total = 0.0
-        for i in range(n):
-            for j in range(n):
-                if not labels[lo + i] > labels[lo + j]:
-                    continue
-                dg = abs(gains[lo + i] - gains[lo + j]) * inv_ideal[q]
-                gap = abs(rank[i] - rank[j])
-                w = dg * (abs(inv_d[rank[i]] - inv_d[rank[j]])
-                          + mu * abs(inv_d[gap] - inv_d[gap + 1]))
-                if w == 0.0:
-                    continue
-                x = sigma * (s[i] - s[j])
-                total += w * _softplus(-x) / LN2
-                pr = _sigmoid(x)
-                g = w * sigma / LN2 * (1.0 - pr)
-                hh = w * sigma * sigma / LN2 * pr * (1.0 - pr)
-                grad[lo + i] -= g
-                grad[lo + j] += g
-                hess[lo + i] += hh
-                hess[lo + j] += hh
-        loss[q] = total
+    loss, grad, hess = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    for q in prange(loss.shape[0]):
+        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        if active:
+            loss[q] = _lambdaloss_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q],
+                                        sigma, mu, grad[lo:hi], hess[lo:hi])
     return loss, grad, hess
 
 
 # -- XGBoost rank:ndcg (topk pairs) ------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _xgboost_query(s, gains, labels, inv_ideal_q, discounts, pair_top, sigma, score_norm, norm,
+                   grad, hess):
+    """One query of :func:`xgboost_lambdarank_ndcg`, added to its rows ``grad``, ``hess``."""
+    n = s.shape[0]
+    order = _order_desc(s)
+    apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
+    total = 0.0
+    for a in range(min(n, pair_top)):
+        for b in range(a + 1, n):
+            h, low, ph, pl = _ordered_pair(labels, order, a, b)
+            if h < 0:
+                continue
+            w = abs((gains[h] - gains[low]) * (discounts[ph] - discounts[pl]))
+            w *= inv_ideal_q
+            ds = s[h] - s[low]
+            if apply_score_norm:
+                w /= abs(ds) + 0.01
+            p = _sigmoid(sigma * ds)
+            gpair = (p - 1.0) * sigma * w
+            hpair = 2.0 * sigma * sigma * max(p * (1.0 - p), 1e-16) * w
+            grad[h] += gpair
+            grad[low] -= gpair
+            hess[h] += hpair
+            hess[low] += hpair
+            total -= 2.0 * gpair
+    if norm and total > 0.0:
+        factor = math.log2(1.0 + total) / total
+        for i in range(n):
+            grad[i] *= factor
+            hess[i] *= factor
+
+
 @njit(cache=True, parallel=True)
 def xgboost_lambdarank_ndcg(scores, gains, labels, query_offsets, inv_ideal, discounts, pair_top,
                             sigma, score_norm, norm):
@@ -290,46 +328,10 @@ def xgboost_lambdarank_ndcg(scores, gains, labels, query_offsets, inv_ideal, dis
     and with ``norm`` and ``L = sum_pairs 2 (1 - p) sigma W > 0`` the query's grad and hess are
     scaled by ``log2(1 + L) / L``. XGBoost has ``sigma = 1``.
     """
-    n_docs = scores.shape[0]
-    nq = query_offsets.shape[0] - 1
-    grad = np.zeros(n_docs)
-    hess = np.zeros(n_docs)
-    for q in prange(nq):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if n < 2 or inv_ideal[q] == 0.0:
-            continue
-        s = scores[lo:hi]
-        order = _order_desc(s)
-        apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
-        total = 0.0
-        for a in range(min(n, pair_top)):
-            ia = order[a]
-            for b in range(a + 1, n):
-                ib = order[b]
-                if labels[lo + ia] == labels[lo + ib]:
-                    continue
-                if labels[lo + ia] > labels[lo + ib]:
-                    h, low, ph, pl = ia, ib, a, b
-                else:
-                    h, low, ph, pl = ib, ia, b, a
-                w = abs((gains[lo + h] - gains[lo + low]) * (discounts[ph] - discounts[pl]))
-                w *= inv_ideal[q]
-                ds = s[h] - s[low]
-                if apply_score_norm:
-                    w /= abs(ds) + 0.01
-                p = _sigmoid(sigma * ds)
-                gpair = (p - 1.0) * sigma * w
-                hpair = 2.0 * sigma * sigma * max(p * (1.0 - p), 1e-16) * w
-                grad[lo + h] += gpair
-                grad[lo + low] -= gpair
-                hess[lo + h] += hpair
-                hess[lo + low] += hpair
-                total -= 2.0 * gpair
-        if norm and total > 0.0:
-            factor = math.log2(1.0 + total) / total
-            for i in range(lo, hi):
-                grad[i] *= factor
-                hess[i] *= factor
+    _, grad, hess = _loss_grad_hess(scores.shape[0], 0)
+    for q in prange(query_offsets.shape[0] - 1):
+        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        if active:
+            _xgboost_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q], discounts,
+                           pair_top, sigma, score_norm, norm, grad[lo:hi], hess[lo:hi])
     return grad, hess

@@ -4,8 +4,9 @@ baseline CCS is compared with; same protocol and noise streams as :mod:`.ccs`.""
 import numpy as np
 from numba import njit, prange
 
+from ._common import _query_rows
 from .metrics import TIE_WORST, cascade_value_sorted, tie_sorted_order
-from .rng import fill_standard_normal, stream_key
+from .rng import fill_noise_row, noise_rows
 
 
 @njit(cache=True)
@@ -39,21 +40,15 @@ def reinforce_gradient(shifted, labels, gain, cont, noise, query_offsets, query_
     """REINFORCE gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``), or,
     when ``noise`` has no rows, over ``n_samples`` rows drawn from the (seed, iteration, query,
     sample) streams of :func:`.ccs.ccs_gradient`."""
-    n_queries = query_offsets.shape[0] - 1
-    explicit = noise.shape[0] > 0
-    n_rows = noise.shape[0] if explicit else n_samples
+    n_rows = noise_rows(noise, n_samples)
     out = np.zeros(shifted.shape[0])
-    for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        if hi - lo < 2 or query_scale[q] == 0.0:
+    for q in prange(query_offsets.shape[0] - 1):
+        lo, hi, active = _query_rows(query_offsets, query_scale, q)
+        if not active:
             continue
         rows = np.empty((n_rows, hi - lo))
         for k in range(n_rows):
-            if explicit:
-                rows[k] = noise[k, lo:hi]
-            else:
-                fill_standard_normal(stream_key(seed, iteration, q, k), rows[k])
+            fill_noise_row(noise, k, lo, seed, iteration, q, rows[k])
         reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows, pos_weight,
                         top, query_scale[q], query_sigma[q], out[lo:hi])
     return out

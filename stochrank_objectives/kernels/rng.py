@@ -4,7 +4,8 @@ Numba's ``np.random`` keeps one state per thread, so which query a thread happen
 for would change the numbers with the thread count. Here every stream is a pure function
 of its key instead: a SplitMix64 sequence seeded by hashing ``(seed, iteration, query,
 sample)``, turned into standard normals by the Box-Muller transform. The same key gives
-bit-identical noise on any number of threads.
+bit-identical noise on any number of threads. The Gumbel(0, 1) draws of the stochastic
+treatment E[.] (Bruch et al. 2020) use the same streams with a salted sample index.
 """
 
 import math
@@ -17,6 +18,8 @@ _MIX1 = uint64(0xBF58476D1CE4E5B9)
 _MIX2 = uint64(0x94D049BB133111EB)
 _TWO_PI = 2.0 * math.pi
 _INV_2_53 = 1.0 / 9007199254740992.0
+# Gumbel streams add this to the sample index, which keeps them apart from the Gaussian ones.
+_GUMBEL_SALT = uint64(0x47554D42) << uint64(32)
 
 
 @njit(cache=True, inline="always")
@@ -56,14 +59,57 @@ def fill_standard_normal(key, out):
         i += 2
 
 
+@njit(cache=True, inline="always")
+def noise_rows(noise, n_samples):
+    """How many noise rows a gradient averages over: those of ``noise``, or ``n_samples``
+    seeded ones when ``noise`` has no rows."""
+    return noise.shape[0] if noise.shape[0] > 0 else n_samples
+
+
+@njit(cache=True, inline="always")
+def fill_noise_row(noise, k, lo, seed, iteration, q, row):
+    """Row ``k`` of query ``q``'s noise into ``row``: ``noise[k, lo:lo + len(row)]`` when
+    ``noise`` has rows, else the stream ``stream_key(seed, iteration, q, k)``."""
+    if noise.shape[0] > 0:
+        row[:] = noise[k, lo:lo + row.shape[0]]
+    else:
+        fill_standard_normal(stream_key(seed, iteration, q, k), row)
+
+
+@njit(cache=True)
+def fill_standard_gumbel(key, out):
+    """Fill ``out`` with Gumbel(0, 1) draws ``-log(-log U)``, ``U`` uniform on the open (0, 1)."""
+    state = key
+    for i in range(out.shape[0]):
+        state += _GOLDEN
+        u = (float(_mix64(state) >> uint64(11)) + 0.5) * _INV_2_53
+        out[i] = -math.log(-math.log(u))
+
+
 @njit(cache=True, parallel=True)
-def draw_grouped_normals(query_offsets, n_samples, seed, iteration):
-    """Standard normals of shape ``(n_samples, n_docs)``, query ``q`` sample ``k`` from its own stream."""
-    n_queries = query_offsets.shape[0] - 1
+def _draw_grouped(query_offsets, n_samples, seed, iteration, gumbel):
+    """Draws of shape ``(n_samples, n_docs)``: query ``q`` sample ``k`` from the stream keyed by
+    ``(seed, iteration, q, k)``; Gumbel draws use the sample index salted by ``_GUMBEL_SALT``."""
     out = np.empty((n_samples, query_offsets[-1]))
-    for q in prange(n_queries):
+    for q in prange(query_offsets.shape[0] - 1):
         lo = query_offsets[q]
         hi = query_offsets[q + 1]
         for k in range(n_samples):
-            fill_standard_normal(stream_key(seed, iteration, q, k), out[k, lo:hi])
+            if gumbel:
+                fill_standard_gumbel(stream_key(seed, iteration, q, uint64(k) + _GUMBEL_SALT),
+                                     out[k, lo:hi])
+            else:
+                fill_standard_normal(stream_key(seed, iteration, q, k), out[k, lo:hi])
     return out
+
+
+def draw_grouped_normals(query_offsets, n_samples, seed, iteration):
+    """Standard normals of shape ``(n_samples, n_docs)``, query ``q`` sample ``k`` from its own stream."""
+    return _draw_grouped(query_offsets, n_samples, seed, iteration, False)
+
+
+def draw_grouped_gumbel(query_offsets, n_samples, seed, iteration):
+    """Gumbel(0, 1) draws of shape ``(n_samples, n_docs)`` for the stochastic treatment E[.] of
+    Bruch et al. (2020); query ``q`` sample ``k`` from the stream keyed by ``(seed, iteration,
+    q, k)``, salted apart from the Gaussian streams of the same key."""
+    return _draw_grouped(query_offsets, n_samples, seed, iteration, True)

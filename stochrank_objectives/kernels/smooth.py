@@ -8,9 +8,51 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._common import LN2, _order_desc, _sigmoid
+from ._common import LN2, _loss_grad_hess, _order_desc, _query_rows, _sigmoid
 
 # -- ApproxNDCG ------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _approx_ndcg_query(s, gains, inv_ideal_q, eta, grad, hess):
+    """One query of :func:`approx_ndcg`: writes its rows ``grad``, ``hess``; returns its loss."""
+    n = s.shape[0]
+    sig = np.empty((n, n))  # sig[i, j] = sigmoid(eta (s_j - s_i))
+    for i in range(n):
+        sig[i, i] = 0.0
+        for j in range(i + 1, n):
+            v = _sigmoid(eta * (s[j] - s[i]))
+            sig[i, j] = v
+            sig[j, i] = 1.0 - v
+    a = np.empty(n)
+    phi2 = np.empty(n)
+    total = 0.0
+    for i in range(n):
+        pi = 1.0
+        for j in range(n):
+            pi += sig[i, j]
+        d = math.log2(1.0 + pi)
+        g = gains[i] * inv_ideal_q
+        total -= g / d
+        a[i] = g / (LN2 * (1.0 + pi) * d * d)
+        phi2[i] = -g * (1.0 + 2.0 / (LN2 * d)) / (LN2 * (1.0 + pi) * (1.0 + pi) * d * d)
+    for k in range(n):
+        gk = 0.0
+        self_slope = 0.0  # d pi_k / d s_k / (-eta)
+        self_curv = 0.0
+        cross = 0.0
+        for j in range(n):
+            if j == k:
+                continue
+            qk = sig[k, j] * (1.0 - sig[k, j])
+            gk += qk * (a[j] - a[k])
+            self_slope += qk
+            self_curv += qk * (1.0 - 2.0 * sig[k, j])
+            # d pi_j / d s_k = eta q_jk; second derivative eta^2 q_jk (1 - 2 sig_jk)
+            cross += phi2[j] * (eta * qk) ** 2 + eta * eta * a[j] * qk * (1.0 - 2.0 * sig[j, k])
+        grad[k] = eta * gk
+        hess[k] = phi2[k] * (eta * self_slope) ** 2 + eta * eta * a[k] * self_curv + cross
+    return total
+
+
 @njit(cache=True, parallel=True)
 def approx_ndcg(scores, gains, query_offsets, inv_ideal, eta):
     """``(loss per query, grad, exact hessian diagonal)`` of ApproxNDCG (Qin, Liu, Li 2010).
@@ -27,54 +69,12 @@ def approx_ndcg(scores, gains, query_offsets, inv_ideal, eta):
     where ``phi_i'' = -G_i (1 + 2 / (ln2 D_i)) / (ln2 (1 + pi_i)^2 D_i^2)``, ``D_i = log2(1 + pi_i)``,
     ``d pi_k / d s_k = -eta sum_j q_kj`` and ``d pi_i / d s_k = eta q_ik`` for ``i != k``.
     """
-    n_docs = scores.shape[0]
-    nq = query_offsets.shape[0] - 1
-    grad = np.zeros(n_docs)
-    hess = np.zeros(n_docs)
-    loss = np.zeros(nq)
-    for q in prange(nq):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if n < 2 or inv_ideal[q] == 0.0:
-            continue
-        sig = np.empty((n, n))  # sig[i, j] = sigmoid(eta (s_j - s_i))
-        for i in range(n):
-            sig[i, i] = 0.0
-            for j in range(i + 1, n):
-                v = _sigmoid(eta * (scores[lo + j] - scores[lo + i]))
-                sig[i, j] = v
-                sig[j, i] = 1.0 - v
-        a = np.empty(n)
-        phi2 = np.empty(n)
-        total = 0.0
-        for i in range(n):
-            pi = 1.0
-            for j in range(n):
-                pi += sig[i, j]
-            d = math.log2(1.0 + pi)
-            g = gains[lo + i] * inv_ideal[q]
-            total -= g / d
-            a[i] = g / (LN2 * (1.0 + pi) * d * d)
-            phi2[i] = -g * (1.0 + 2.0 / (LN2 * d)) / (LN2 * (1.0 + pi) * (1.0 + pi) * d * d)
-        loss[q] = total
-        for k in range(n):
-            gk = 0.0
-            self_slope = 0.0  # d pi_k / d s_k / (-eta)
-            self_curv = 0.0
-            cross = 0.0
-            for j in range(n):
-                if j == k:
-                    continue
-                qk = sig[k, j] * (1.0 - sig[k, j])
-                gk += qk * (a[j] - a[k])
-                self_slope += qk
-                self_curv += qk * (1.0 - 2.0 * sig[k, j])
-                # d pi_j / d s_k = eta q_jk; second derivative eta^2 q_jk (1 - 2 sig_jk)
-                cross += phi2[j] * (eta * qk) ** 2 + eta * eta * a[j] * qk * (1.0 - 2.0 * sig[j, k])
-            grad[lo + k] = eta * gk
-            hess[lo + k] = (phi2[k] * (eta * self_slope) ** 2 + eta * eta * a[k] * self_curv
-                            + cross)
+    loss, grad, hess = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    for q in prange(loss.shape[0]):
+        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        if active:
+            loss[q] = _approx_ndcg_query(scores[lo:hi], gains[lo:hi], inv_ideal[q], eta,
+                                         grad[lo:hi], hess[lo:hi])
     return loss, grad, hess
 
 
@@ -87,15 +87,10 @@ def listnet(scores, targets, query_offsets, active):
     ``P_s = softmax(s)``; ``loss = -sum_i P_y,i log P_s,i``, ``grad = P_s - P_y``,
     ``hess = P_s (1 - P_s)`` (the exact diagonal). Inactive queries contribute nothing.
     """
-    n_docs = scores.shape[0]
-    nq = query_offsets.shape[0] - 1
-    grad = np.zeros(n_docs)
-    hess = np.zeros(n_docs)
-    loss = np.zeros(nq)
-    for q in prange(nq):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        if hi - lo < 2 or not active[q]:
+    loss, grad, hess = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    for q in prange(loss.shape[0]):
+        lo, hi, keep = _query_rows(query_offsets, active, q)
+        if not keep:
             continue
         m = scores[lo]
         for i in range(lo, hi):
@@ -115,8 +110,43 @@ def listnet(scores, targets, query_offsets, active):
     return loss, grad, hess
 
 
-
 # -- SmoothNDCG (Chapelle & Wu 2010) ---------------------------------------------------------
+@njit(cache=True, inline="always")
+def _smooth_ndcg_query(s, g, inv_ideal_q, weights, smoothing, grad):
+    """One query of :func:`smooth_ndcg`: adds ``-dA/ds`` to its rows ``grad``; returns ``A``."""
+    n = s.shape[0]
+    two_over = 2.0 / smoothing
+    order = _order_desc(s)
+    e = np.empty(n)
+    u = np.empty(n)
+    total = 0.0
+    for j in range(n):
+        wj = weights[j] * inv_ideal_q
+        if wj == 0.0:
+            break
+        c = order[j]
+        big_e = 0.0
+        big_n = 0.0
+        geu = 0.0
+        eu = 0.0
+        for p in range(n):
+            up = s[p] - s[c]
+            ep = math.exp(-up * up / smoothing)
+            u[p] = up
+            e[p] = ep
+            big_e += ep
+            big_n += g[p] * ep
+            geu += g[p] * ep * up
+            eu += ep * up
+        total += wj * big_n / big_e
+        inv_e2 = 1.0 / (big_e * big_e)
+        for p in range(n):
+            if p != c:
+                grad[p] -= two_over * wj * e[p] * u[p] * (big_n - g[p] * big_e) * inv_e2
+        grad[c] -= two_over * wj * (big_e * geu - big_n * eu) * inv_e2
+    return total
+
+
 @njit(cache=True, parallel=True)
 def smooth_ndcg(scores, gains, query_offsets, inv_ideal, weights, smoothing):
     """``(loss per query, grad)`` of SmoothNDCG (Chapelle & Wu 2010, eqs. 7, 8, 10, appendix B).
@@ -135,46 +165,10 @@ def smooth_ndcg(scores, gains, query_offsets, inv_ideal, weights, smoothing):
     differences, which are exact for large scores). ``loss = -A``, ``grad = -dA/ds``; each
     position costs O(m), so a query costs O(m min(m, k)).
     """
-    n_docs = scores.shape[0]
-    nq = query_offsets.shape[0] - 1
-    grad = np.zeros(n_docs)
-    loss = np.zeros(nq)
-    two_over = 2.0 / smoothing
-    for q in prange(nq):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if n < 2 or inv_ideal[q] == 0.0:
-            continue
-        s = scores[lo:hi]
-        g = gains[lo:hi]
-        order = _order_desc(s)
-        e = np.empty(n)
-        u = np.empty(n)
-        total = 0.0
-        for j in range(n):
-            wj = weights[j] * inv_ideal[q]
-            if wj == 0.0:
-                break
-            c = order[j]
-            big_e = 0.0
-            big_n = 0.0
-            geu = 0.0
-            eu = 0.0
-            for p in range(n):
-                up = s[p] - s[c]
-                ep = math.exp(-up * up / smoothing)
-                u[p] = up
-                e[p] = ep
-                big_e += ep
-                big_n += g[p] * ep
-                geu += g[p] * ep * up
-                eu += ep * up
-            total += wj * big_n / big_e
-            inv_e2 = 1.0 / (big_e * big_e)
-            for p in range(n):
-                if p != c:
-                    grad[lo + p] -= two_over * wj * e[p] * u[p] * (big_n - g[p] * big_e) * inv_e2
-            grad[lo + c] -= two_over * wj * (big_e * geu - big_n * eu) * inv_e2
-        loss[q] = -total
+    loss, grad, _ = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    for q in prange(loss.shape[0]):
+        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        if active:
+            loss[q] = -_smooth_ndcg_query(scores[lo:hi], gains[lo:hi], inv_ideal[q], weights,
+                                          smoothing, grad[lo:hi])
     return loss, grad

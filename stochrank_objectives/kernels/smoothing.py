@@ -7,6 +7,15 @@ import numpy as np
 from numba import njit, prange
 
 
+@njit(cache=True, inline="always")
+def _mean(values, lo, hi):
+    """Mean of ``values[lo:hi]`` (summed in order)."""
+    total = 0.0
+    for i in range(lo, hi):
+        total += values[i]
+    return total / (hi - lo)
+
+
 @njit(cache=True, parallel=True)
 def query_noise_scale(scores, query_offsets, sigma, nu, relative):
     """Per-query noise scale: ``sigma`` (absolute), or ``sigma * rho_q`` (relative) with
@@ -27,10 +36,7 @@ def query_noise_scale(scores, query_offsets, sigma, nu, relative):
         n = hi - lo
         var = 0.0
         if n > 0:
-            zmean = 0.0
-            for i in range(lo, hi):
-                zmean += scores[i]
-            zmean /= n
+            zmean = _mean(scores, lo, hi)
             for i in range(lo, hi):
                 c = scores[i] - zmean
                 var += c * c
@@ -76,10 +82,7 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
         if not translation_invariant:
             if n == 0 or sfa == 0.0:
                 continue
-            zmean = 0.0
-            for i in range(lo, hi):
-                zmean += scores[i]
-            zmean /= n
+            zmean = _mean(scores, lo, hi)
             dot = 0.0
             cnorm2 = 0.0
             znorm2 = 0.0
@@ -102,17 +105,11 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
                 grad[i] = 0.0
             continue
         if center:
-            gmean = 0.0
-            for i in range(lo, hi):
-                gmean += grad[i]
-            gmean /= n
+            gmean = _mean(grad, lo, hi)
             for i in range(lo, hi):
                 grad[i] -= gmean
         if sfa != 0.0 and (n > 2 or relative):
-            zmean = 0.0
-            for i in range(lo, hi):
-                zmean += scores[i]
-            zmean /= n
+            zmean = _mean(scores, lo, hi)
             dot = 0.0
             norm2 = 0.0
             for i in range(lo, hi):

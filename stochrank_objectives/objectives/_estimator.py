@@ -98,6 +98,10 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                              window=DEFAULT_WINDOW, summation="auto"):
     """Gradient of the smoothed loss ``E L(z + s eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
+    Example::
+
+        g = stochastic_rank_gradient(scores, labels, query_offsets, metric="NDCG", top=10)
+
     The low-level estimator at one noise scale: its defaults are the paper's parametrisation
     (absolute ``sigma = 1``, ``nu = 0.01``); :class:`StochasticRank` carries the package defaults
     and the sigma schedule, and calls this with ``sigma = obj.sigma_at(iteration)``.

@@ -23,7 +23,7 @@ import numpy as np
 from ..groups import validate_grouped
 from ..kernels import pairwise as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
-from ..kernels.gumbel import draw_grouped_gumbel
+from ..kernels.rng import draw_grouped_gumbel
 from . import booster_compat
 from ._protocol import (GAIN_PARAM, REQUIRED, ObjectiveParams, Param, boolean, check_iteration,
                         choice, integer, real, seed)
@@ -57,6 +57,13 @@ def _label_gain(value, name):
 class LambdaMART(ObjectiveParams):
     """LambdaMART lambdas for NDCG@k or MRR@k (Burges 2010, "From RankNet to LambdaRank to
     LambdaMART"; Wu, Burges, Svore, Gao 2010).
+
+    Example:
+
+    >>> import numpy as np
+    >>> g, h = LambdaMART.lightgbm().grad_hess(np.zeros(2), np.array([1.0, 0.0]), [0, 2])
+    >>> bool(g[0] < 0 < g[1]) and bool(h[0] > 0)
+    True
 
     For each pair of documents in the current order (stable, by score descending) whose labels
     differ, ``h`` the more relevant one, ``ds = s_h - s_l``, and ``W = |Delta M_hl|`` the change
@@ -99,11 +106,6 @@ class LambdaMART(ObjectiveParams):
     (:mod:`.booster_compat`).
 
     Returns: :meth:`grad_hess` ``(grad, hess)`` float64 arrays; :meth:`loss` a float.
-
-    >>> import numpy as np
-    >>> g, h = LambdaMART.lightgbm().grad_hess(np.zeros(2), np.array([1.0, 0.0]), [0, 2])
-    >>> bool(g[0] < 0 < g[1]) and bool(h[0] > 0)
-    True
     """
 
     _params = (
@@ -248,6 +250,15 @@ def _objective(value, name):
 class Gumbel(ObjectiveParams):
     """The stochastic treatment ``E[.]`` of Bruch, Han, Bendersky, Najork (WSDM 2020), Alg. 1.
 
+    Example:
+
+    >>> import numpy as np
+    >>> obj = Gumbel(LambdaMART(), beta=0.25, n_samples=8, seed=3)
+    >>> g1, _ = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), [0, 3], iteration=5)
+    >>> g2, _ = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), [0, 3], iteration=5)
+    >>> bool(np.array_equal(g1, g2)) and bool(g1[0] < 0 < g1[1])
+    True
+
     For each of ``n_samples`` draws, every document's score is perturbed by independent
     Gumbel(0, beta) noise ``G = -beta log(-log U)``; the wrapped objective's ``grad_hess`` is
     evaluated at the stochastic scores ``s + G`` and the gradients and hessians are averaged::
@@ -270,13 +281,6 @@ class Gumbel(ObjectiveParams):
       seed: noise seed (>= 0).
 
     Returns: :meth:`grad_hess` the averaged ``(grad, hess)``; :meth:`loss` the averaged loss.
-
-    >>> import numpy as np
-    >>> obj = Gumbel(LambdaMART(), beta=0.25, n_samples=8, seed=3)
-    >>> g1, _ = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), [0, 3], iteration=5)
-    >>> g2, _ = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), [0, 3], iteration=5)
-    >>> bool(np.array_equal(g1, g2)) and bool(g1[0] < 0 < g1[1])
-    True
     """
 
     _params = (

@@ -203,6 +203,14 @@ class StochasticRank(ObjectiveParams):
 class SoftRank(StochasticRank):
     """SoftRank as the StochasticRank paper runs it (Ustimenko & Prokhorenkova 2020, Section 7).
 
+    Example:
+
+    >>> import numpy as np
+    >>> obj = SoftRank(top=2, seed=1)
+    >>> g, h = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), np.array([0, 3]))
+    >>> bool(g[0] < 0 < g[1]) and (obj.mu, obj.sfa) == (0.0, 0.0)
+    True
+
     SoftRank (Taylor, Guiver, Robertson, Minka, WSDM 2008) maximises the expected NDCG of the
     scores corrupted by Gaussian noise; per query, with ``L = -NDCG@k``,
 
@@ -221,12 +229,6 @@ class SoftRank(StochasticRank):
 
     Args: top (k; ``None`` = whole list), sigma (> 0), n_samples, seed, conditioning, gain,
     hessian -- as in :class:`StochasticRank`, which has the estimator.
-
-    >>> import numpy as np
-    >>> obj = SoftRank(top=2, seed=1)
-    >>> g, h = obj.grad_hess(np.zeros(3), np.array([2.0, 0.0, 1.0]), np.array([0, 3]))
-    >>> bool(g[0] < 0 < g[1]) and (obj.mu, obj.sfa) == (0.0, 0.0)
-    True
     """
 
     _params = (

@@ -15,11 +15,31 @@ _NOT_SLICE = ("a chunk is not a contiguous slice of the original row order (rows
 
 
 class LayoutError(RuntimeError):
-    """CatBoost's calls do not have the layout the pointer route relies on."""
+    """CatBoost's calls do not have the layout the pointer route relies on.
+
+    Example::
+
+        ranker = StochasticCatBoostRanker(objective, route="per_tree")  # the fallback route
+
+    Args:
+      message: what differed from the expected layout.
+    """
 
 
 def encode_row_index(n_rows: int) -> np.ndarray:
-    """Learn labels carrying the row index: ``i * 2**-24`` in float32 (exact for ``i < 2**24``)."""
+    """Learn labels carrying the row index: ``i * 2**-24`` in float32 (exact for ``i < 2**24``).
+
+    Example:
+
+    >>> decode_row_index(encode_row_index(3)).tolist()
+    [0, 1, 2]
+
+    Args:
+      n_rows: learn rows (at most ``MAX_ROWS``).
+
+    Returns:
+      float32 array of length ``n_rows``.
+    """
     if n_rows > MAX_ROWS:
         raise ValueError(
             f"{n_rows} learn rows: the CatBoost adapter passes the row index through the float32 "
@@ -29,7 +49,19 @@ def encode_row_index(n_rows: int) -> np.ndarray:
 
 
 def decode_row_index(targets) -> np.ndarray:
-    """Inverse of :func:`encode_row_index` (int64); raises :class:`LayoutError` on other values."""
+    """Inverse of :func:`encode_row_index`; raises :class:`LayoutError` on other values.
+
+    Example:
+
+    >>> decode_row_index(encode_row_index(2)).tolist()
+    [0, 1]
+
+    Args:
+      targets: the labels CatBoost passes to the objective.
+
+    Returns:
+      int64 row indices.
+    """
     scaled = np.asarray(targets, dtype=np.float64) * (1.0 / _ROW_SCALE)
     rows = scaled.astype(np.int64)
     if not np.array_equal(rows, scaled):

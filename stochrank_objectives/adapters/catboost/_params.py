@@ -23,7 +23,18 @@ def _format_number(value) -> str:
 
 
 def default_eval_metric(objective) -> str:
-    """CatBoost's own metric string matching ``objective.metric_spec`` (see the module notes)."""
+    """CatBoost's own metric string matching ``objective.metric_spec`` (see the module notes).
+
+    Example::
+
+        default_eval_metric(StochasticRank(metric="NDCG", top=10))  # "NDCG:top=10;..."
+
+    Args:
+      objective: an objective with a ``metric_spec``.
+
+    Returns:
+      a CatBoost ``eval_metric`` string.
+    """
     spec = getattr(objective, "metric_spec", None)
     metric = getattr(spec, "metric", None)
     if metric is None:

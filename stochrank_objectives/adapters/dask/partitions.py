@@ -26,7 +26,15 @@ __all__ = ["SplitQueryError", "check_query_partitions", "repartition_by_query",
 
 
 class SplitQueryError(ValueError):
-    """A query's rows lie in more than one partition (or are not contiguous)."""
+    """A query's rows lie in more than one partition (or are not contiguous).
+
+    Example::
+
+        ddf = ddf.set_index("qid", sorted=True)  # keeps each query inside one partition
+
+    Args:
+      message: which query id was split, and where.
+    """
 
 
 # -- query layout of a partitioned collection -------------------------------------------------

@@ -77,6 +77,14 @@ class PartitionSGLB(SGLB):
     the rows of partition ``p`` is drawn from ``default_rng(SeedSequence([seed, t, p]))`` (or,
     without a layout, ``[seed, t, *shard digest]``). Outside a worker (no segmenter) it is the
     plain SGLB noise.
+
+    Example::
+
+        sglb = PartitionSGLB.from_sglb(SGLB(learning_rate=0.1, diffusion_temperature=1e4))
+
+    Args:
+      learning_rate, model_shrink_rate, diffusion_temperature, seed: as for
+        :class:`~stochrank_objectives.sglb.SGLB`.
     """
 
     def __init__(self, learning_rate: float = 0.1, model_shrink_rate: float = 0.001,
