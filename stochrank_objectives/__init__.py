@@ -19,6 +19,7 @@ from .baselines import (
     StochasticRankDCGRR,
     e_lambda_mart,
 )
+from . import metrics as _metrics
 from .groups import query_offsets_from_qid, query_offsets_from_sizes
 from .metrics import (
     average_precision,
@@ -74,15 +75,6 @@ __all__ = [
     "SmoothNDCG",
     "ListNet",
     "StochasticRankDCGRR",
-    # metrics
-    "ndcg_at_k",
-    "dcg_at_k",
-    "err_at_k",
-    "mrr",
-    "pfound",
-    "filtered_dcg",
-    "precision_at_k",
-    "average_precision",
     # scikit-learn rankers and model selection (lazy)
     "StochasticLGBMRanker",
     "StochasticXGBRanker",
@@ -90,3 +82,5 @@ __all__ = [
     "ranking_scorer",
     "__version__",
 ]
+__all__ += [name for name in _metrics.__all__ if name not in ("TIE_POLICIES",
+                                                               "NO_RELEVANT_POLICIES", "evaluate")]

@@ -102,6 +102,20 @@ def _grouped(labels, sizes, n_preds: int, where: str):
     return labels, offsets
 
 
+def _call_arguments(who, first, second, weight, group):
+    """``(preds, labels, sizes, weight)`` from either call form of a LightGBM callable:
+    ``lgb.train``'s ``(preds, dataset)`` or the scikit-learn API's ``(y_true, y_pred, weight,
+    group)``."""
+    if weight is _MISSING and group is _MISSING:
+        preds, data = first, second
+        if not isinstance(data, lgb.Dataset):
+            raise TypeError(f"called with two arguments, {who} expects "
+                            f"(preds, lightgbm.Dataset), got a {type(data).__name__}")
+        return preds, data.get_label(), data.get_group(), data.get_weight()
+    return (second, first, None if group is _MISSING else group,
+            None if weight is _MISSING else weight)
+
+
 class LGBMObjective:
     """A LightGBM custom objective wrapping any ``grad_hess`` objective of this package.
 
@@ -160,16 +174,8 @@ class LGBMObjective:
 
     # -- the objective -----------------------------------------------------------------------
     def __call__(self, preds_or_y_true, train_data_or_y_pred, weight=_MISSING, group=_MISSING):
-        if weight is _MISSING and group is _MISSING:  # lgb.train: fobj(preds, train_data)
-            preds, data = preds_or_y_true, train_data_or_y_pred
-            if not isinstance(data, lgb.Dataset):
-                raise TypeError("called with two arguments, LGBMObjective expects "
-                                f"(preds, lightgbm.Dataset), got a {type(data).__name__}")
-            labels, sizes, weight = data.get_label(), data.get_group(), data.get_weight()
-        else:  # LGBMRanker: fobj(y_true, y_pred, weight, group)
-            labels, preds = preds_or_y_true, train_data_or_y_pred
-            sizes = None if group is _MISSING else group
-            weight = None if weight is _MISSING else weight
+        preds, labels, sizes, weight = _call_arguments(
+            "LGBMObjective", preds_or_y_true, train_data_or_y_pred, weight, group)
         return self._grad_hess(preds, labels, sizes, weight)
 
     def _grad_hess(self, preds, labels, sizes, weight):
@@ -307,15 +313,8 @@ class LGBMMetric(EvalMetric):
     """
 
     def __call__(self, preds_or_y_true, eval_data_or_y_pred, weight=_MISSING, group=_MISSING):
-        if weight is _MISSING and group is _MISSING:  # lgb.train: feval(preds, eval_data)
-            preds, data = preds_or_y_true, eval_data_or_y_pred
-            if not isinstance(data, lgb.Dataset):
-                raise TypeError("called with two arguments, LGBMMetric expects "
-                                f"(preds, lightgbm.Dataset), got a {type(data).__name__}")
-            labels, sizes = data.get_label(), data.get_group()
-        else:
-            labels, preds = preds_or_y_true, eval_data_or_y_pred
-            sizes = None if group is _MISSING else group
+        preds, labels, sizes, _ = _call_arguments(
+            "LGBMMetric", preds_or_y_true, eval_data_or_y_pred, weight, group)
         preds = as_scores(preds)
         labels, offsets = _grouped(labels, sizes, preds.shape[0], "evaluation data")
         return self.name, self.value(preds, labels, offsets), True

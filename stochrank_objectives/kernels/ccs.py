@@ -96,6 +96,40 @@ __all__ = ["ccs_query", "ccs_counting_query", "ccs_gradient", "reinforce_gradien
 BREAKPOINT_MAJOR_MAX = 16
 
 
+@njit(cache=True, inline="always", fastmath=FASTMATH)
+def _above_every_breakpoint(ys, n_up, up_a, up_b, up_c, gain, cont, means, inv_s, half_width,
+                            acc):
+    """``acc[i] = sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` over the
+    breakpoints within ``half_width`` of ``m_i``: the sums of the documents below every
+    breakpoint that can jump (selection path), which need no position. Few breakpoints:
+    breakpoint-major, so that the inner loops over the documents are long and vectorise (the
+    window is a mask with the bounds of :func:`_breakpoint_window`); many: per document over
+    its window only."""
+    n = means.shape[0]
+    if n_up > BREAKPOINT_MAJOR_MAX:
+        slots = ys[:n_up]
+        for i in range(n):
+            mean = means[i]
+            start, stop = _breakpoint_window(slots, mean, half_width)
+            gi = gain[i]
+            di = cont[i]
+            total = 0.0
+            for u in range(start, stop):
+                x = (ys[u] - mean) * inv_s
+                total += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
+            acc[i] = total
+        return
+    for u in range(n_up):
+        y = ys[u]
+        a = up_a[u]
+        b = up_b[u]
+        c = up_c[u]
+        for i in range(n):
+            mean = means[i]
+            term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
+            acc[i] += _in_window(term, y, mean, half_width)
+
+
 @njit(cache=True, fastmath=FASTMATH)
 def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, translation,
               window, factor, out, work, path=PATH_AUTO):
@@ -201,35 +235,11 @@ def ccs_query(shifted, gain, cont, noise, pos_weight, top, scale, sigma, transla
         out[doc] -= coef * acc
     if not select:
         return
-    # The other documents sit below every breakpoint that can jump: their "above" sum runs
-    # over all of them (no position needed). Few breakpoints: breakpoint-major, so that the
-    # inner loops over the documents are long and vectorise (the window is then a mask with
-    # the bounds of _breakpoint_window; the ordered documents' sums are zeroed, done above);
-    # many: per document over its window only.
+    # The other documents sit below every breakpoint that can jump (the ordered documents'
+    # sums, done above, are zeroed by _subtract_outside).
     means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
-    half_width = window * s
-    if up_end > BREAKPOINT_MAJOR_MAX:
-        slots = searchable[:up_end]  # the breakpoints with an "above" sum
-        for i in range(n):
-            mean = means[i]
-            start, stop = _breakpoint_window(slots, mean, half_width)
-            gi = gain[i]
-            di = cont[i]
-            total = 0.0
-            for u in range(start, stop):
-                x = (ys[u] - mean) * inv_s
-                total += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
-            acc[i] = total
-    else:
-        for u in range(up_end):
-            y = ys[u]
-            a = up_a[u]
-            b = up_b[u]
-            c = up_c[u]
-            for i in range(n):
-                mean = means[i]
-                term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
-                acc[i] += _in_window(term, y, mean, half_width)
+    _above_every_breakpoint(ys, up_end, up_a, up_b, up_c, gain, cont, means, inv_s, window * s,
+                            acc)
     _subtract_outside(order, coef, acc, out)
 
 
@@ -319,30 +329,14 @@ def ccs_counting_query(shifted, relevant, noise, pos_weight, top, average, scale
         out[doc] -= coef * acc
     if not select:
         return
-    # below every breakpoint: only the "above" sum (breakpoint-major, as in ccs_query)
+    # below every breakpoint: only the "above" sum, as in ccs_query with the coefficient
+    # written ``rel * (up_rel - up_irr) + up_irr`` (relevance is binary)
     means, acc = _outside_buffers(shifted, noise, noise_sum, sigma, translation)
-    half_width = window * s
-    if n_slots > BREAKPOINT_MAJOR_MAX:
-        slots = searchable[:n_slots]
-        for i in range(n):
-            mean = means[i]
-            up = up_if_relevant if relevant[i] > 0.0 else up_if_irrelevant
-            start, stop = _breakpoint_window(slots, mean, half_width)
-            total = 0.0
-            for u in range(start, stop):
-                total += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
-            acc[i] = total
-    else:
-        for u in range(n_slots):
-            y = ys[u]
-            if_relevant = up_if_relevant[u]
-            if_irrelevant = up_if_irrelevant[u]
-            for i in range(n):
-                mean = means[i]
-                rel = relevant[i]  # binary: picks one of the two coefficients exactly
-                term = ((rel * if_relevant + (1.0 - rel) * if_irrelevant)
-                        * gaussian_kernel((y - mean) * inv_s))
-                acc[i] += _in_window(term, y, mean, half_width)
+    slope = up_if_relevant[:n_slots] - up_if_irrelevant[:n_slots]
+    no_continuation_term = np.zeros(n_slots)
+    _above_every_breakpoint(ys, n_slots, slope, -up_if_irrelevant[:n_slots],
+                            no_continuation_term, relevant, relevant, means, inv_s, window * s,
+                            acc)
     _subtract_outside(order, coef, acc, out)
 
 
