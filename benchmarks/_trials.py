@@ -14,6 +14,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -43,123 +44,135 @@ def _set_numba_threads(threads):
         pass
 
 
-def train_lightgbm(method, target, p, seed, split: Split, cfg: TrainConfig):
-    import lightgbm as lgb
-    from stochrank_objectives.adapters.lightgbm import LGBMMetric, LGBMObjective
-
-    tr, va = split.train, split.valid
-    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
-    metric, k = target_metric(target)
-    params = {"learning_rate": p["learning_rate"], "max_depth": p["depth"],
-              "num_leaves": min(2 ** p["depth"], 255), "lambda_l2": p["l2"],
-              "num_threads": cfg.threads, "verbose": -1, "metric": "None", "seed": seed,
-              "deterministic": True, "force_col_wise": True}
-    callbacks = [lgb.early_stopping(cfg.patience, verbose=False)]
-    adapter = None
-    if method == "native_lambdamart":
-        params.update(objective="lambdarank", lambdarank_truncation_level=5)
-    else:
-        adapter = LGBMObjective(make_objective(method, target, p, seed), sglb=make_sglb(p, seed))
-        params["objective"] = adapter
-        callbacks.append(adapter.callback())
-    history = {}
-    callbacks.append(lgb.record_evaluation(history))
-    dtr = lgb.Dataset(tr.X, ytr, group=tr.group_sizes, free_raw_data=False)
-    dva = lgb.Dataset(va.X, yva, group=va.group_sizes, reference=dtr)
-    booster = lgb.train(params, dtr, cfg.max_trees, valid_sets=[dva], valid_names=["valid"],
-                        feval=LGBMMetric(metric, k), callbacks=callbacks)
-    if adapter is not None:
-        adapter.finalize(booster)
-    curve = list(next(iter(history["valid"].values())))
-    return (lambda X: booster.predict(X)), curve, booster.current_iteration()
+# Our objectives: one ranker call, differing only in the class and the booster's tree settings.
+RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
+           "catboost": "StochasticCatBoostRanker"}
 
 
-def train_xgboost(method, target, p, seed, split: Split, cfg: TrainConfig):
-    import xgboost as xgb
-    from stochrank_objectives.adapters.xgboost import StochasticXGBRanker, XGBMetric
-
-    tr, va = split.train, split.valid
-    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
-    metric, k = target_metric(target)
-    tree = {"max_depth": p["depth"], "reg_lambda": p["l2"], "tree_method": "hist"}
-    if method == "native_lambdamart":
-        params = dict(tree, objective="rank:ndcg", lambdarank_pair_method="topk",
-                      lambdarank_num_pair_per_sample=5, learning_rate=p["learning_rate"],
-                      nthread=cfg.threads, seed=seed, disable_default_eval_metric=1)
-        # XGBoost needs non-decreasing qid: use the query index (MQ2008 folds 4-5 are not sorted)
-        dtr = xgb.DMatrix(tr.X, ytr, qid=np.repeat(np.arange(tr.n_queries), tr.group_sizes))
-        dva = xgb.DMatrix(va.X, yva, qid=np.repeat(np.arange(va.n_queries), va.group_sizes))
-        history = {}
-        booster = xgb.train(params, dtr, cfg.max_trees, evals=[(dva, "valid")],
-                            custom_metric=XGBMetric(metric, k), maximize=True,
-                            early_stopping_rounds=cfg.patience, evals_result=history,
-                            verbose_eval=False)
-        best = int(booster.attr("best_iteration"))
-        booster = booster[: best + 1]
-        curve = list(next(iter(history["valid"].values())))
-
-        def predict(X):
-            return booster.predict(xgb.DMatrix(X), output_margin=True)
-        return predict, curve, best + 1
-    ranker = StochasticXGBRanker(make_objective(method, target, p, seed),
-                                 n_estimators=cfg.max_trees, learning_rate=p["learning_rate"],
-                                 sglb=make_sglb(p, seed), eval_metric=XGBMetric(metric, k),
-                                 early_stopping_rounds=cfg.patience, random_state=seed,
-                                 n_jobs=cfg.threads, **tree)
-    ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva, va.qid)])
-    curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
-    return ranker.predict, curve, ranker.get_booster().num_boosted_rounds()
+def tree_params(booster, p) -> dict:
+    """The booster's parameters of a trial's tree shape (shared by ours and the native)."""
+    if booster == "lightgbm":
+        return {"max_depth": p["depth"], "num_leaves": min(2 ** p["depth"], 255),
+                "lambda_l2": p["l2"], "deterministic": True, "force_col_wise": True}
+    if booster == "xgboost":
+        return {"max_depth": p["depth"], "reg_lambda": p["l2"], "tree_method": "hist"}
+    return {"depth": p["depth"], "l2_leaf_reg": p["l2"]}
 
 
 def _catboost_eval_metric(target):
     return "NDCG:top=5;type=Exp" if target == "NDCG@5" else "MRR"
 
 
-def train_catboost(method, target, p, seed, split: Split, cfg: TrainConfig):
-    from catboost import CatBoost, Pool
-    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
+def train_ours(booster, method, target, p, seed, split: Split, cfg: TrainConfig):
+    """A package objective (and its SGLB, if the method has one) through the booster's ranker;
+    returns ``(predict, validation curve, trees kept)``."""
+    import stochrank_objectives
 
     tr, va = split.train, split.valid
     ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
-    common = {"iterations": cfg.max_trees, "learning_rate": p["learning_rate"],
-              "depth": p["depth"], "l2_leaf_reg": p["l2"], "random_seed": seed,
-              "thread_count": cfg.threads, "eval_metric": _catboost_eval_metric(target),
-              "verbose": False, "allow_writing_files": False}
-    if "model_shrink_rate" in p:
-        common.update(langevin=True, model_shrink_rate=p["model_shrink_rate"],
-                      diffusion_temperature=p["diffusion_temperature"])
-    if METHODS[method].native:
-        metric, k = target_metric(target)
-        if method == "native_yetirank":
-            loss = "YetiRank"
-        elif method == "native_lambdamart":
-            loss = f"LambdaMart:metric={metric}" + (f";top={k}" if k else "")
-        else:  # native StochasticRank (R1)
-            loss = (f"StochasticRank:metric={metric}" + (f";top={k}" if k else "")
-                    + f";mu={p['mu']}")
-        model = CatBoost(dict(common, loss_function=loss, use_best_model=True,
-                              od_type="Iter", od_wait=cfg.patience))
-        model.fit(Pool(tr.X, ytr, group_id=tr.qid), eval_set=Pool(va.X, yva, group_id=va.qid))
-        res = model.get_evals_result()
-        curve = list(next(iter(res["validation"].values())))
-        n = model.tree_count_
-
-        def predict(X):
-            return model.predict(X, prediction_type="RawFormulaVal")
-        return predict, curve, n
-    sglb = {k: common[k] for k in ("langevin", "model_shrink_rate", "diffusion_temperature")
-            if k in common}
-    ranker = StochasticCatBoostRanker(
-        make_objective(method, target, p, seed), n_estimators=cfg.max_trees,
-        learning_rate=p["learning_rate"], random_state=seed, n_jobs=cfg.threads,
-        eval_metric=common["eval_metric"], early_stopping_rounds=cfg.patience,
-        depth=p["depth"], l2_leaf_reg=p["l2"], **sglb)
+    ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
+    ranker = ranker_class(make_objective(method, target, p, seed), sglb=make_sglb(p, seed),
+                          n_estimators=cfg.max_trees, learning_rate=p["learning_rate"],
+                          random_state=seed, n_jobs=cfg.threads, eval_metric=target,
+                          early_stopping_rounds=cfg.patience,
+                          **tree_params(booster, p))
     ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva, va.qid)])
     curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
-    return ranker.predict, curve, ranker.booster_.tree_count_
+    return ranker.predict, curve, ranker.best_iteration_ + 1
 
 
-TRAINERS = {"lightgbm": train_lightgbm, "xgboost": train_xgboost, "catboost": train_catboost}
+# The boosters' native rankers.
+def native_lightgbm(method, target, p, seed, split: Split, cfg: TrainConfig):
+    import lightgbm as lgb
+    from stochrank_objectives.adapters.lightgbm import LGBMMetric
+
+    tr, va = split.train, split.valid
+    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
+    metric, k = target_metric(target)
+    params = dict(tree_params("lightgbm", p), objective="lambdarank",
+                  lambdarank_truncation_level=5, learning_rate=p["learning_rate"],
+                  num_threads=cfg.threads, verbose=-1, metric="None", seed=seed)
+    history = {}
+    callbacks = [lgb.early_stopping(cfg.patience, verbose=False), lgb.record_evaluation(history)]
+    dtr = lgb.Dataset(tr.X, ytr, group=tr.group_sizes, free_raw_data=False)
+    dva = lgb.Dataset(va.X, yva, group=va.group_sizes, reference=dtr)
+    booster = lgb.train(params, dtr, cfg.max_trees, valid_sets=[dva], valid_names=["valid"],
+                        feval=LGBMMetric(metric, k), callbacks=callbacks)
+    curve = list(next(iter(history["valid"].values())))
+    return (lambda X: booster.predict(X)), curve, booster.current_iteration()
+
+
+def native_xgboost(method, target, p, seed, split: Split, cfg: TrainConfig):
+    import xgboost as xgb
+    from stochrank_objectives.adapters.xgboost import XGBMetric
+
+    tr, va = split.train, split.valid
+    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
+    metric, k = target_metric(target)
+    params = dict(tree_params("xgboost", p), objective="rank:ndcg",
+                  lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=5,
+                  learning_rate=p["learning_rate"], nthread=cfg.threads, seed=seed,
+                  disable_default_eval_metric=1)
+    # XGBoost needs non-decreasing qid: use the query index (MQ2008 folds 4-5 are not sorted)
+    dtr = xgb.DMatrix(tr.X, ytr, qid=np.repeat(np.arange(tr.n_queries), tr.group_sizes))
+    dva = xgb.DMatrix(va.X, yva, qid=np.repeat(np.arange(va.n_queries), va.group_sizes))
+    history = {}
+    booster = xgb.train(params, dtr, cfg.max_trees, evals=[(dva, "valid")],
+                        custom_metric=XGBMetric(metric, k), maximize=True,
+                        early_stopping_rounds=cfg.patience, evals_result=history,
+                        verbose_eval=False)
+    best = int(booster.attr("best_iteration"))
+    booster = booster[: best + 1]
+    curve = list(next(iter(history["valid"].values())))
+
+    def predict(X):
+        return booster.predict(xgb.DMatrix(X), output_margin=True)
+    return predict, curve, best + 1
+
+
+def native_catboost(method, target, p, seed, split: Split, cfg: TrainConfig):
+    from catboost import CatBoost, Pool
+
+    tr, va = split.train, split.valid
+    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
+    metric, k = target_metric(target)
+    params = dict(tree_params("catboost", p), iterations=cfg.max_trees,
+                  learning_rate=p["learning_rate"], random_seed=seed,
+                  thread_count=cfg.threads, eval_metric=_catboost_eval_metric(target),
+                  verbose=False, allow_writing_files=False, use_best_model=True,
+                  od_type="Iter", od_wait=cfg.patience)
+    if "model_shrink_rate" in p:
+        params.update(langevin=True, model_shrink_rate=p["model_shrink_rate"],
+                      diffusion_temperature=p["diffusion_temperature"])
+    if method == "native_yetirank":
+        loss = "YetiRank"
+    elif method == "native_lambdamart":
+        loss = f"LambdaMart:metric={metric}" + (f";top={k}" if k else "")
+    else:  # native StochasticRank (R1)
+        loss = (f"StochasticRank:metric={metric}" + (f";top={k}" if k else "")
+                + f";mu={p['mu']}")
+    model = CatBoost(dict(params, loss_function=loss))
+    model.fit(Pool(tr.X, ytr, group_id=tr.qid), eval_set=Pool(va.X, yva, group_id=va.qid))
+    res = model.get_evals_result()
+    curve = list(next(iter(res["validation"].values())))
+
+    def predict(X):
+        return model.predict(X, prediction_type="RawFormulaVal")
+    return predict, curve, model.tree_count_
+
+
+NATIVE = {"lightgbm": native_lightgbm, "xgboost": native_xgboost, "catboost": native_catboost}
+
+
+def train(booster, method, target, p, seed, split: Split, cfg: TrainConfig):
+    """One trial's model: ``(predict, validation curve, trees kept)``."""
+    if METHODS[method].native:
+        return NATIVE[booster](method, target, p, seed, split, cfg)
+    return train_ours(booster, method, target, p, seed, split, cfg)
+
+
+#: ``TRAINERS[booster](method, target, p, seed, split, cfg)``
+TRAINERS = {booster: partial(train, booster) for booster in RANKERS}
 
 
 # ---------------------------------------------------------------------------------- trials

@@ -77,86 +77,89 @@ EXTRA_OBJECTIVES = {
 ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 
-# -- LightGBM ------------------------------------------------------------------------------
-def train_lightgbm(method, inst, seed, iterations):
-    import lightgbm as lgb
-
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
-
-    params = dict(learning_rate=LEARNING_RATE, max_depth=DEPTH, num_leaves=2 ** DEPTH,
-                  min_data_in_leaf=1, min_data_in_bin=1,
-                  lambda_l2=0.0, verbose=-1, seed=seed, deterministic=True, num_threads=1)
-    ds = lgb.Dataset(inst.X, inst.y, group=inst.group_sizes, params={"min_data_in_bin": 1})
-    if method == "native lambdarank":
-        params.update(objective="lambdarank")
-        if inst.top is not None:
-            params["lambdarank_truncation_level"] = inst.top
-        if inst.metric == "ERR":
-            params["label_gain"] = [2.0 ** g - 1.0 for g in range(32)]
-        booster = lgb.train(params, ds, iterations)
-    else:
-        adapter = LGBMObjective(ALL_OBJECTIVES[method](inst, seed))
-        params["objective"] = adapter
-        booster = lgb.train(params, ds, iterations, callbacks=[adapter.callback()])
-        adapter.finalize(booster)
-    return booster.predict(inst.X, raw_score=True)
+# Booster settings shared by our objectives and the natives (see the module notes).
+TREES = {
+    "lightgbm": dict(max_depth=DEPTH, num_leaves=2 ** DEPTH, min_data_in_leaf=1,
+                     min_data_in_bin=1, lambda_l2=0.0, deterministic=True),
+    "xgboost": dict(max_depth=DEPTH, min_child_weight=0.0, reg_lambda=0.0, tree_method="exact"),
+    "catboost": dict(depth=DEPTH, boosting_type="Plain", bootstrap_type="No",
+                     random_strength=0.0),
+}
+RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
+           "catboost": "StochasticCatBoostRanker"}
 
 
-# -- XGBoost -------------------------------------------------------------------------------
-def train_xgboost(method, inst, seed, iterations):
-    import xgboost as xgb
+def train_ours(booster, method, inst, seed, iterations):
+    """One of our objectives through the booster's ranker; returns the training scores."""
+    import stochrank_objectives
 
-    from stochrank_objectives.adapters.xgboost import StochasticXGBRanker
-
-    common = dict(max_depth=DEPTH, min_child_weight=0.0, reg_lambda=0.0, tree_method="exact")
-    if method == "native rank:ndcg":
-        params = dict(common, objective="rank:ndcg", eta=LEARNING_RATE, seed=seed, nthread=1,
-                      lambdarank_num_pair_per_sample=inst.top or 1, base_score=0.0)
-        booster = xgb.train(params, xgb.DMatrix(inst.X, inst.y, qid=inst.qid), iterations)
-        return booster.predict(xgb.DMatrix(inst.X), output_margin=True)
-    ranker = StochasticXGBRanker(ALL_OBJECTIVES[method](inst, seed), n_estimators=iterations,
-                                 learning_rate=LEARNING_RATE, random_state=seed, n_jobs=1,
-                                 **common)
+    ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
+    ranker = ranker_class(ALL_OBJECTIVES[method](inst, seed), n_estimators=iterations,
+                          learning_rate=LEARNING_RATE, random_state=seed, n_jobs=1,
+                          **TREES[booster])
     ranker.fit(inst.X, inst.y, qid=inst.qid)
     return ranker.predict(inst.X)
 
 
-# -- CatBoost ------------------------------------------------------------------------------
+# -- the native rankers --------------------------------------------------------------------
+def native_lightgbm(method, inst, seed, iterations):
+    import lightgbm as lgb
+
+    params = dict(TREES["lightgbm"], objective="lambdarank", learning_rate=LEARNING_RATE,
+                  verbose=-1, seed=seed, num_threads=1)
+    if inst.top is not None:
+        params["lambdarank_truncation_level"] = inst.top
+    if inst.metric == "ERR":
+        params["label_gain"] = [2.0 ** g - 1.0 for g in range(32)]
+    ds = lgb.Dataset(inst.X, inst.y, group=inst.group_sizes, params={"min_data_in_bin": 1})
+    booster = lgb.train(params, ds, iterations)
+    return booster.predict(inst.X, raw_score=True)
+
+
+def native_xgboost(method, inst, seed, iterations):
+    import xgboost as xgb
+
+    params = dict(TREES["xgboost"], objective="rank:ndcg", eta=LEARNING_RATE, seed=seed,
+                  nthread=1, lambdarank_num_pair_per_sample=inst.top or 1, base_score=0.0)
+    booster = xgb.train(params, xgb.DMatrix(inst.X, inst.y, qid=inst.qid), iterations)
+    return booster.predict(xgb.DMatrix(inst.X), output_margin=True)
+
+
 def _catboost_metric(inst):
     top = f"top={inst.top};" if inst.top is not None else ""
     return {"NDCG": f"NDCG:{top}type=Exp", "MRR": "MRR", "ERR": f"ERR:{top}".rstrip(";")}[
         inst.metric]
 
 
-def train_catboost(method, inst, seed, iterations):
+def native_catboost(method, inst, seed, iterations):
     from catboost import CatBoost, Pool
 
-    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
+    labels = inst.y / 3.0 if inst.metric == "ERR" else inst.y  # ERR takes probabilities
+    loss = "YetiRank" if method == "native YetiRank" else \
+        "LambdaMart:metric=" + _catboost_metric(inst).replace(":", ";")
+    model = CatBoost(dict(TREES["catboost"], loss_function=loss, iterations=iterations,
+                          learning_rate=LEARNING_RATE, random_seed=seed, verbose=False,
+                          thread_count=1, allow_writing_files=False))
+    model.fit(Pool(inst.X, labels, group_id=inst.qid))
+    return model.predict(inst.X, prediction_type="RawFormulaVal")
 
-    common = dict(iterations=iterations, depth=DEPTH, learning_rate=LEARNING_RATE,
-                  random_seed=seed, verbose=False, thread_count=1, allow_writing_files=False,
-                  boosting_type="Plain", bootstrap_type="No", random_strength=0.0)
-    ranker_args = dict(n_estimators=iterations, depth=DEPTH, learning_rate=LEARNING_RATE,
-                       random_state=seed, n_jobs=1, boosting_type="Plain", bootstrap_type="No",
-                       random_strength=0.0)
-    if method.startswith("native"):
-        labels = inst.y / 3.0 if inst.metric == "ERR" else inst.y  # ERR takes probabilities
-        loss = "YetiRank" if method == "native YetiRank" else \
-            "LambdaMart:metric=" + _catboost_metric(inst).replace(":", ";")
-        model = CatBoost(dict(common, loss_function=loss))
-        model.fit(Pool(inst.X, labels, group_id=inst.qid))
-        return model.predict(inst.X, prediction_type="RawFormulaVal")
-    objective = ALL_OBJECTIVES[method](inst, seed)
-    extra = {} if isinstance(objective, StochasticRank) else {"eval_metric": "NDCG:top=3"}
-    ranker = StochasticCatBoostRanker(objective, **ranker_args, **extra)
-    ranker.fit(inst.X, inst.y, qid=inst.qid)
-    return ranker.predict(inst.X)
+
+NATIVE = {"lightgbm": native_lightgbm, "xgboost": native_xgboost, "catboost": native_catboost}
+
+
+def trainer(booster):
+    """``trainer(booster)(method, inst, seed, iterations)`` -> training scores."""
+    def train(method, inst, seed, iterations):
+        if method.startswith("native"):
+            return NATIVE[booster](method, inst, seed, iterations)
+        return train_ours(booster, method, inst, seed, iterations)
+    return train
 
 
 BOOSTERS = {
-    "lightgbm": (train_lightgbm, ["native lambdarank"]),
-    "xgboost": (train_xgboost, ["native rank:ndcg"]),
-    "catboost": (train_catboost, ["native YetiRank", "native LambdaMart"]),
+    "lightgbm": (trainer("lightgbm"), ["native lambdarank"]),
+    "xgboost": (trainer("xgboost"), ["native rank:ndcg"]),
+    "catboost": (trainer("catboost"), ["native YetiRank", "native LambdaMart"]),
 }
 
 

@@ -9,7 +9,8 @@ diffusion temperature 1e3 and model shrink rate 1e-3. Every method starts from a
 and is trained with ``seed`` in 0..seeds-1; the table reports the final NDCG@3 of each seed.
 
 Methods: StochasticRank for NDCG@3 as SR-R1soft (mu = 0) and SR-R1 (mu = 0.1), with and
-without SGLB, through each booster's adapter, in two parametrisations:
+without SGLB, through each booster's ranker (one call that differs only in the class), in two
+parametrisations:
 
 * ``defaults``: ``StochasticRank(metric="NDCG", top=3)`` with nothing else set (relative
   smoothing, sigma 0.3 annealed to 0.1 with half-life 100 trees, nu = 1);
@@ -67,91 +68,73 @@ def _sglb(settings, seed):
                 settings["diffusion_temperature"], seed=seed)
 
 
-# -- LightGBM ------------------------------------------------------------------------------
-def _lgb_params(settings, seed):
-    return dict(learning_rate=settings["learning_rate"], max_depth=settings["depth"],
-                num_leaves=2 ** settings["depth"], min_data_in_leaf=1, min_data_in_bin=1,
-                min_sum_hessian_in_leaf=0.0, lambda_l2=0.0, verbose=-1, seed=seed,
-                deterministic=True, num_threads=1)
+# Booster settings shared by our objectives and the natives: depth 3 without leaf
+# constraints, no L2 (CatBoost: its own), no row sampling or random split strength.
+def tree_params(booster, settings):
+    depth = settings["depth"]
+    if booster == "LightGBM":
+        return dict(max_depth=depth, num_leaves=2 ** depth, min_data_in_leaf=1,
+                    min_data_in_bin=1, min_sum_hessian_in_leaf=0.0, lambda_l2=0.0,
+                    deterministic=True)
+    if booster == "XGBoost":
+        return dict(max_depth=depth, min_child_weight=0.0, reg_lambda=0.0, tree_method="exact")
+    return dict(depth=depth, boosting_type="Plain", bootstrap_type="No", random_strength=0.0)
 
 
-def train_lightgbm(method, seed, settings, data):
+RANKERS = {"LightGBM": "StochasticLGBMRanker", "XGBoost": "StochasticXGBRanker",
+           "CatBoost": "StochasticCatBoostRanker"}
+
+
+def train_ours(booster, method, seed, settings, data):
+    """An SR variant through the booster's ranker; returns the training scores."""
+    import stochrank_objectives
+
+    variant = SR_VARIANTS[method]
+    ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
+    ranker = ranker_class(_objective(variant, seed), n_estimators=settings["iterations"],
+                          learning_rate=settings["learning_rate"],
+                          sglb=_sglb(settings, seed) if variant["sglb"] else None,
+                          random_state=seed, n_jobs=1, **tree_params(booster, settings))
+    ranker.fit(data.X, data.y, qid=data.qid)
+    return ranker.predict(data.X)
+
+
+# -- the native rankers --------------------------------------------------------------------
+def native_lightgbm(method, seed, settings, data):
     import lightgbm as lgb
 
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
-
     ds = lgb.Dataset(data.X, data.y, group=data.group_sizes, params={"min_data_in_bin": 1})
-    params = _lgb_params(settings, seed)
-    if method == "native":
-        params.update(objective="lambdarank", lambdarank_truncation_level=3)
-        booster = lgb.train(params, ds, settings["iterations"])
-        return booster.predict(data.X, raw_score=True)
-    variant = SR_VARIANTS[method]
-    adapter = LGBMObjective(_objective(variant, seed),
-                            sglb=_sglb(settings, seed) if variant["sglb"] else None)
-    params["objective"] = adapter
-    booster = lgb.train(params, ds, settings["iterations"], callbacks=[adapter.callback()])
-    adapter.finalize(booster)
+    params = dict(tree_params("LightGBM", settings), objective="lambdarank",
+                  lambdarank_truncation_level=3, learning_rate=settings["learning_rate"],
+                  verbose=-1, seed=seed, num_threads=1)
+    booster = lgb.train(params, ds, settings["iterations"])
     return booster.predict(data.X, raw_score=True)
 
 
-# -- XGBoost -------------------------------------------------------------------------------
-def train_xgboost(method, seed, settings, data):
+def native_xgboost(method, seed, settings, data):
     import xgboost as xgb
 
-    from stochrank_objectives.adapters.xgboost import StochasticXGBRanker
-
-    common = dict(max_depth=settings["depth"], min_child_weight=0.0, reg_lambda=0.0,
-                  tree_method="exact", nthread=1)
-    if method == "native":
-        dtrain = xgb.DMatrix(data.X, data.y, qid=data.qid)
-        params = dict(common, objective="rank:ndcg", eta=settings["learning_rate"], seed=seed,
-                      lambdarank_num_pair_per_sample=3, base_score=0.0)
-        booster = xgb.train(params, dtrain, settings["iterations"])
-        return booster.predict(xgb.DMatrix(data.X), output_margin=True)
-    variant = SR_VARIANTS[method]
-    ranker = StochasticXGBRanker(
-        _objective(variant, seed), n_estimators=settings["iterations"],
-        learning_rate=settings["learning_rate"],
-        sglb=_sglb(settings, seed) if variant["sglb"] else None, random_state=seed,
-        max_depth=common["max_depth"], min_child_weight=0.0, reg_lambda=0.0,
-        tree_method="exact", n_jobs=1)
-    ranker.fit(data.X, data.y, qid=data.qid)
-    return ranker.predict(data.X)
+    dtrain = xgb.DMatrix(data.X, data.y, qid=data.qid)
+    params = dict(tree_params("XGBoost", settings), objective="rank:ndcg",
+                  eta=settings["learning_rate"], seed=seed, nthread=1,
+                  lambdarank_num_pair_per_sample=3, base_score=0.0)
+    booster = xgb.train(params, dtrain, settings["iterations"])
+    return booster.predict(xgb.DMatrix(data.X), output_margin=True)
 
 
-# -- CatBoost ------------------------------------------------------------------------------
-def _cb_common(settings, seed):
-    return dict(iterations=settings["iterations"], depth=settings["depth"],
-                learning_rate=settings["learning_rate"], random_seed=seed, verbose=False,
-                thread_count=1, allow_writing_files=False, boosting_type="Plain")
-
-
-def train_catboost(method, seed, settings, data):
+def native_catboost(method, seed, settings, data):
     from catboost import CatBoost, Pool
 
-    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
-
-    common = _cb_common(settings, seed)
-    langevin = dict(langevin=True, diffusion_temperature=settings["diffusion_temperature"],
-                    model_shrink_rate=settings["model_shrink_rate"])
-    if method in CATBOOST_NATIVE:
-        loss, use_sglb = CATBOOST_NATIVE[method]
-        params = dict(common, loss_function=loss, bootstrap_type="No", random_strength=0.0)
-        if use_sglb:
-            params.update(langevin)
-        model = CatBoost(params)
-        model.fit(Pool(data.X, data.y, group_id=data.qid))
-        return model.predict(data.X, prediction_type="RawFormulaVal")
-    variant = SR_VARIANTS[method]
-    extra = dict(langevin) if variant["sglb"] else {}
-    ranker = StochasticCatBoostRanker(
-        _objective(variant, seed), n_estimators=settings["iterations"],
-        learning_rate=settings["learning_rate"], random_state=seed, n_jobs=1,
-        depth=settings["depth"], boosting_type="Plain", bootstrap_type="No",
-        random_strength=0.0, **extra)
-    ranker.fit(data.X, data.y, qid=data.qid)
-    return ranker.predict(data.X)
+    loss, use_sglb = CATBOOST_NATIVE[method]
+    params = dict(tree_params("CatBoost", settings), loss_function=loss,
+                  iterations=settings["iterations"], learning_rate=settings["learning_rate"],
+                  random_seed=seed, verbose=False, thread_count=1, allow_writing_files=False)
+    if use_sglb:
+        params.update(langevin=True, diffusion_temperature=settings["diffusion_temperature"],
+                      model_shrink_rate=settings["model_shrink_rate"])
+    model = CatBoost(params)
+    model.fit(Pool(data.X, data.y, group_id=data.qid))
+    return model.predict(data.X, prediction_type="RawFormulaVal")
 
 
 CATBOOST_NATIVE = {
@@ -160,7 +143,19 @@ CATBOOST_NATIVE = {
     "native StochasticRank": ("StochasticRank:metric=NDCG;top=3;type=Exp", False),
     "native StochasticRank + SGLB": ("StochasticRank:metric=NDCG;top=3;type=Exp", True),
 }
-TRAINERS = {"LightGBM": train_lightgbm, "XGBoost": train_xgboost, "CatBoost": train_catboost}
+NATIVE = {"LightGBM": native_lightgbm, "XGBoost": native_xgboost, "CatBoost": native_catboost}
+
+
+def trainer(booster):
+    """``trainer(booster)(method, seed, settings, data)`` -> training scores."""
+    def train(method, seed, settings, data):
+        if method in SR_VARIANTS:
+            return train_ours(booster, method, seed, settings, data)
+        return NATIVE[booster](method, seed, settings, data)
+    return train
+
+
+TRAINERS = {booster: trainer(booster) for booster in RANKERS}
 
 
 def methods_for(booster: str):

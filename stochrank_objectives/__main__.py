@@ -30,17 +30,34 @@ def _objective(settings, seed):
     return StochasticRank(metric="NDCG", top=5, seed=seed, **settings)
 
 
-def run_lightgbm(method, train, vali, args):
+# Our objectives: one ranker call per booster, differing only in the class and the tree shape.
+RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
+           "catboost": "StochasticCatBoostRanker"}
+TREES = {"lightgbm": dict(num_leaves=15, min_data_in_leaf=20, deterministic=True),
+         "xgboost": dict(max_depth=4, min_child_weight=1.0, tree_method="hist"),
+         "catboost": dict(depth=4)}
+
+
+def run_ours(booster, method, train, vali, args):
+    import stochrank_objectives
+
+    ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
+    ranker = ranker_class(_objective(METHODS[method], args.seed), n_estimators=args.iterations,
+                          learning_rate=args.learning_rate, random_state=args.seed,
+                          eval_metric="NDCG@5", early_stopping_rounds=args.patience,
+                          **TREES[booster])
+    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
+    return ranker.predict
+
+
+# The boosters' own LambdaMART, with the same trees and early stopping.
+def native_lightgbm(train, vali, args):
     import lightgbm as lgb
 
-    from .adapters.lightgbm import LGBMMetric, LGBMObjective
+    from .adapters.lightgbm import LGBMMetric
 
-    params = dict(learning_rate=args.learning_rate, num_leaves=15, min_data_in_leaf=20,
-                  verbose=-1, seed=args.seed, metric="None", deterministic=True)
-    if method == "native":
-        params["objective"] = "lambdarank"
-    else:
-        params["objective"] = LGBMObjective(_objective(METHODS[method], args.seed))
+    params = dict(TREES["lightgbm"], objective="lambdarank", learning_rate=args.learning_rate,
+                  verbose=-1, seed=args.seed, metric="None")
     dtrain = lgb.Dataset(train.X, train.y, group=train.group_sizes)
     dvali = lgb.Dataset(vali.X, vali.y, group=vali.group_sizes, reference=dtrain)
     booster = lgb.train(params, dtrain, args.iterations, valid_sets=[dvali],
@@ -49,54 +66,44 @@ def run_lightgbm(method, train, vali, args):
     return lambda X: booster.predict(X, raw_score=True)
 
 
-def run_xgboost(method, train, vali, args):
+def native_xgboost(train, vali, args):
     import xgboost as xgb
 
-    from .adapters.xgboost import StochasticXGBRanker, XGBMetric
+    from .adapters.xgboost import XGBMetric
 
-    common = dict(max_depth=4, min_child_weight=1.0, tree_method="hist")
-    if method == "native":
-        dtrain = xgb.DMatrix(train.X, train.y, qid=train.qid)
-        dvali = xgb.DMatrix(vali.X, vali.y, qid=vali.qid)
-        params = dict(common, objective="rank:ndcg", eta=args.learning_rate, seed=args.seed,
-                      disable_default_eval_metric=1)
-        booster = xgb.train(params, dtrain, args.iterations, evals=[(dvali, "vali")],
-                            custom_metric=XGBMetric("NDCG", 5), maximize=True,
-                            early_stopping_rounds=args.patience, verbose_eval=False)
-        best = (0, booster.best_iteration + 1)
-        return lambda X: booster.predict(xgb.DMatrix(X), output_margin=True, iteration_range=best)
-    ranker = StochasticXGBRanker(_objective(METHODS[method], args.seed),
-                                 n_estimators=args.iterations, learning_rate=args.learning_rate,
-                                 eval_metric="NDCG@5", early_stopping_rounds=args.patience,
-                                 random_state=args.seed, **common)
-    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
-    return ranker.predict
+    dtrain = xgb.DMatrix(train.X, train.y, qid=train.qid)
+    dvali = xgb.DMatrix(vali.X, vali.y, qid=vali.qid)
+    params = dict(TREES["xgboost"], objective="rank:ndcg", eta=args.learning_rate,
+                  seed=args.seed, disable_default_eval_metric=1)
+    booster = xgb.train(params, dtrain, args.iterations, evals=[(dvali, "vali")],
+                        custom_metric=XGBMetric("NDCG", 5), maximize=True,
+                        early_stopping_rounds=args.patience, verbose_eval=False)
+    best = (0, booster.best_iteration + 1)
+    return lambda X: booster.predict(xgb.DMatrix(X), output_margin=True, iteration_range=best)
 
 
-def run_catboost(method, train, vali, args):
+def native_catboost(train, vali, args):
     from catboost import CatBoost, Pool
 
-    from .adapters.catboost import StochasticCatBoostRanker
+    model = CatBoost(dict(TREES["catboost"], iterations=args.iterations,
+                          learning_rate=args.learning_rate, random_seed=args.seed,
+                          verbose=False, allow_writing_files=False, od_type="Iter",
+                          od_wait=args.patience, use_best_model=True,
+                          loss_function="LambdaMart:metric=NDCG;top=5",
+                          eval_metric="NDCG:top=5;type=Exp"))
+    model.fit(Pool(train.X, train.y, group_id=train.qid),
+              eval_set=Pool(vali.X, vali.y, group_id=vali.qid))
+    return lambda X: model.predict(X, prediction_type="RawFormulaVal")
 
-    common = dict(iterations=args.iterations, learning_rate=args.learning_rate, depth=4,
-                  random_seed=args.seed, verbose=False, allow_writing_files=False,
-                  od_type="Iter", od_wait=args.patience, use_best_model=True)
+
+NATIVE = {"lightgbm": native_lightgbm, "xgboost": native_xgboost, "catboost": native_catboost}
+
+
+def run(booster, method, train, vali, args):
+    """Train ``method`` (``"native"`` or a key of METHODS) in ``booster``; returns predict."""
     if method == "native":
-        model = CatBoost(dict(common, loss_function="LambdaMart:metric=NDCG;top=5",
-                              eval_metric="NDCG:top=5;type=Exp"))
-        model.fit(Pool(train.X, train.y, group_id=train.qid),
-                  eval_set=Pool(vali.X, vali.y, group_id=vali.qid))
-        return lambda X: model.predict(X, prediction_type="RawFormulaVal")
-    ranker = StochasticCatBoostRanker(_objective(METHODS[method], args.seed),
-                                      n_estimators=args.iterations,
-                                      learning_rate=args.learning_rate, depth=4,
-                                      random_state=args.seed,
-                                      early_stopping_rounds=args.patience)
-    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
-    return ranker.predict
-
-
-RUNNERS = {"lightgbm": run_lightgbm, "xgboost": run_xgboost, "catboost": run_catboost}
+        return NATIVE[booster](train, vali, args)
+    return run_ours(booster, method, train, vali, args)
 
 
 def evaluate(scores, data) -> dict:
@@ -135,7 +142,7 @@ def main(argv=None) -> list[dict]:
             continue
         for method in ("native", *METHODS):
             start = time.perf_counter()
-            predict = RUNNERS[booster](method, train, vali, args)
+            predict = run(booster, method, train, vali, args)
             seconds = time.perf_counter() - start
             result = evaluate(np.asarray(predict(test.X), dtype=np.float64), test)
             rows.append(dict(booster=booster, method=method, seconds=seconds, **result))

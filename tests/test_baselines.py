@@ -20,6 +20,7 @@ from stochrank_objectives.baselines import (
     e_lambda_mart,
 )
 from stochrank_objectives.groups import query_offsets_from_sizes
+from _rankers import fit_ranker  # noqa: E402
 from _reference import fd_grad, separated_queries  # noqa: E402
 
 
@@ -168,8 +169,10 @@ def test_lambdamart_norms():
     assert not np.allclose(scored, LambdaMART().grad_hess(scores, labels, offs)[0])
 
 
-LGB_PARAMS = dict(num_leaves=15, min_data_in_leaf=20, learning_rate=0.1, verbose=-1,
-                  num_threads=2, deterministic=True, force_row_wise=True, seed=0)
+# LightGBM trees of the tests below; ours go through StochasticLGBMRanker (random_state=0,
+# n_jobs=2), the native lambdarank through lgb.train with the same settings
+LGB_TREES = dict(num_leaves=15, min_data_in_leaf=20, deterministic=True, force_row_wise=True)
+LGB_PARAMS = dict(LGB_TREES, learning_rate=0.1, verbose=-1, num_threads=2, seed=0)
 
 
 @pytest.mark.slow
@@ -181,7 +184,6 @@ LGB_PARAMS = dict(num_leaves=15, min_data_in_leaf=20, learning_rate=0.1, verbose
 ], ids=str)
 def test_lambdamart_lightgbm_equals_native_lambdarank(mq2008_train_vali, lgb_params):
     lgb = pytest.importorskip("lightgbm")
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
 
     tr, va = mq2008_train_vali
     native_params = dict(lgb_params)
@@ -189,8 +191,8 @@ def test_lambdamart_lightgbm_equals_native_lambdarank(mq2008_train_vali, lgb_par
         native_params["label_gain"] = ",".join(str(v) for v in native_params["label_gain"])
     native = lgb.train({**LGB_PARAMS, "objective": "lambdarank", **native_params},
                        lgb.Dataset(tr.X, tr.y, group=tr.group_sizes), 15)
-    ours = lgb.train({**LGB_PARAMS, "objective": LGBMObjective(LambdaMART.lightgbm(**lgb_params))},
-                     lgb.Dataset(tr.X, tr.y, group=tr.group_sizes), 15)
+    ours = fit_ranker("lightgbm", LambdaMART.lightgbm(**lgb_params), tr.X, tr.y, tr.group_sizes,
+                      n_estimators=15, learning_rate=0.1, **LGB_TREES).booster_
     for X in (tr.X, va.X):
         np.testing.assert_allclose(ours.predict(X), native.predict(X), rtol=0, atol=1e-6)
     # in fact the gradients agree bit for bit, so LightGBM grows the very same trees
@@ -383,7 +385,7 @@ def test_lightgbm_label_gain_domain():
         LambdaMART(label_gain=[0.0, 1.0]).grad_hess(np.zeros(2), np.array([2.0, 0.0]), [0, 2])
 
 
-# -- training through the LightGBM adapter -------------------------------------------------------
+# -- training through LightGBM (its ranker) -------------------------------------------------------
 TRAINED = [LambdaMART(top=5), LambdaMART(metric="MRR"), LambdaMART.lightgbm(), LambdaLoss(),
            ApproxNDCG(), ListNet(), e_lambda_mart(lightgbm=True), Gumbel(ApproxNDCG())]
 
@@ -391,14 +393,11 @@ TRAINED = [LambdaMART(top=5), LambdaMART(metric="MRR"), LambdaMART.lightgbm(), L
 @pytest.mark.slow
 @pytest.mark.parametrize("obj", TRAINED, ids=repr)
 def test_trains_through_lightgbm_adapter_on_mq2008(mq2008_train_vali, obj):
-    lgb = pytest.importorskip("lightgbm")
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
-
     tr, va = mq2008_train_vali
     lr = 1.0 if "ApproxNDCG" in repr(obj) else 0.1  # unit hessian: a gradient step
-    params = dict(LGB_PARAMS, num_leaves=7, learning_rate=lr, objective=LGBMObjective(obj))
-    booster = lgb.train(params, lgb.Dataset(tr.X, tr.y, group=tr.group_sizes), 20)
+    ranker = fit_ranker("lightgbm", obj, tr.X, tr.y, tr.group_sizes, n_estimators=20,
+                        learning_rate=lr, **dict(LGB_TREES, num_leaves=7))
     constant = metrics.ndcg_at_k(np.zeros(va.y.size), va.y, va.query_offsets, 5)
-    trained = metrics.ndcg_at_k(booster.predict(va.X), va.y, va.query_offsets, 5)
+    trained = metrics.ndcg_at_k(ranker.predict(va.X), va.y, va.query_offsets, 5)
     assert trained > constant + 0.3, (trained, constant)
     assert trained > 0.65

@@ -23,6 +23,7 @@ from stochrank_objectives.baselines import (
 )
 from stochrank_objectives.groups import query_offsets_from_sizes
 from stochrank_objectives.objectives import StochasticRank, draw_noise
+from _rankers import SHALLOW, fit_ranker  # noqa: E402
 from _reference import fd_grad, separated_queries  # noqa: E402
 
 
@@ -286,17 +287,13 @@ def _lso_task(seed, n_queries, n_docs=10):
 
 @pytest.mark.slow
 def test_dcgrr_lso_task_through_lightgbm_beats_nothing_and_everything():
-    lgb = pytest.importorskip("lightgbm")
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
-
     X, y, offs = _lso_task(0, 300)
     Xt, yt, offs_t = _lso_task(1, 200)
     obj = StochasticRankDCGRR(sigma=1.0, n_samples=4, seed=0)
-    params = dict(objective=LGBMObjective(obj), learning_rate=0.3, num_leaves=7,
-                  min_data_in_leaf=20, verbose=-1, num_threads=2, deterministic=True, seed=0)
-    booster = lgb.train(params, lgb.Dataset(X, y, group=np.diff(offs)), 40)
+    ranker = fit_ranker("lightgbm", obj, X, y, np.diff(offs), n_estimators=40, learning_rate=0.3,
+                        **SHALLOW["lightgbm"])
     value = lambda s: -obj.loss(s, yt, offs_t) / (offs_t.size - 1)  # noqa: E731
-    trained = value(booster.predict(Xt))
+    trained = value(ranker.predict(Xt))
     nothing, everything = value(-np.ones(yt.size)), value(np.ones(yt.size))
     oracle = value(np.where(yt > 0, 1.0, -1.0))
     assert nothing == 0.0
@@ -335,16 +332,15 @@ def test_xgboost_mode_pair_by_hand():
 ], ids=str)
 def test_lambdamart_xgboost_equals_native_rank_ndcg(mq2008_train_vali, xgb_params):
     xgb = pytest.importorskip("xgboost")
-    from stochrank_objectives.adapters.xgboost import XGBObjective
 
     tr, va = mq2008_train_vali
     qid = np.repeat(np.arange(tr.n_queries), tr.group_sizes)
-    base = dict(max_depth=4, learning_rate=0.1, base_score=0.5, nthread=2, tree_method="hist",
-                seed=0)
-    native = xgb.train({**base, "objective": "rank:ndcg", "lambdarank_pair_method": "topk",
+    trees = dict(max_depth=4, base_score=0.5, tree_method="hist")
+    native = xgb.train({**trees, "learning_rate": 0.1, "nthread": 2, "seed": 0,
+                        "objective": "rank:ndcg", "lambdarank_pair_method": "topk",
                         **xgb_params}, xgb.DMatrix(tr.X, tr.y, qid=qid), 15)
-    ours = xgb.train({**base, "disable_default_eval_metric": 1}, xgb.DMatrix(tr.X, tr.y, qid=qid),
-                     15, obj=XGBObjective(LambdaMART.xgboost(**xgb_params)))
+    ours = fit_ranker("xgboost", LambdaMART.xgboost(**xgb_params), tr.X, tr.y, tr.group_sizes,
+                      n_estimators=15, learning_rate=0.1, **trees).booster_
     for X in (tr.X, va.X):
         a = native.predict(xgb.DMatrix(X), output_margin=True)
         b = ours.predict(xgb.DMatrix(X), output_margin=True)

@@ -1,12 +1,15 @@
-"""Every objective of the package trains through all three adapters (LightGBM, XGBoost, CatBoost)
-on MQ2008 Fold 1 and beats a constant model on the validation queries (NDCG@5).
+"""Every objective of the package trains through all three boosters (LightGBM, XGBoost, CatBoost;
+their rankers) on MQ2008 Fold 1 and beats a constant model on the validation queries (NDCG@5).
 
 Small on purpose (a subset of the training queries, a few shallow trees): the point is that each
 objective's gradients drive each booster in the right direction, not the final accuracy.
 """
 
+from functools import partial
+
 import numpy as np
 import pytest
+from _rankers import RANKERS, SHALLOW, fit_ranker
 
 from stochrank_objectives import metrics
 from stochrank_objectives.baselines import (
@@ -46,38 +49,13 @@ def data(mq2008_train_vali):
     return tr, va, constant
 
 
-def _train_lightgbm(obj, lr, tr):
-    lgb = pytest.importorskip("lightgbm")
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
-
-    params = dict(objective=LGBMObjective(obj), learning_rate=lr, num_leaves=7,
-                  min_data_in_leaf=20, verbose=-1, num_threads=2, deterministic=True, seed=0)
-    booster = lgb.train(params, lgb.Dataset(tr.X, tr.y, group=tr.group_sizes), N_TREES)
-    return booster.predict
+def _train(booster, obj, lr, tr):
+    """``obj`` through ``booster``'s ranker: N_TREES shallow trees; returns ``predict``."""
+    return fit_ranker(booster, obj, tr.X, tr.y, tr.group_sizes, n_estimators=N_TREES,
+                      learning_rate=lr, eval_metric="NDCG@5", **SHALLOW[booster]).predict
 
 
-def _train_xgboost(obj, lr, tr):
-    xgb = pytest.importorskip("xgboost")
-    from stochrank_objectives.adapters.xgboost import DEFAULT_PARAMS, XGBObjective
-
-    qid = np.repeat(np.arange(tr.n_queries), tr.group_sizes)
-    params = dict(DEFAULT_PARAMS, learning_rate=lr, max_depth=3, nthread=2, tree_method="hist",
-                  seed=0)
-    booster = xgb.train(params, xgb.DMatrix(tr.X, tr.y, qid=qid), N_TREES, obj=XGBObjective(obj))
-    return lambda X: booster.predict(xgb.DMatrix(X))
-
-
-def _train_catboost(obj, lr, tr):
-    pytest.importorskip("catboost")
-    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
-
-    ranker = StochasticCatBoostRanker(obj, n_estimators=N_TREES, learning_rate=lr, depth=3,
-                                      n_jobs=2, eval_metric="NDCG:top=5;type=Exp")
-    ranker.fit(tr.X, tr.y, group=tr.group_sizes)
-    return ranker.predict
-
-
-TRAIN = {"lightgbm": _train_lightgbm, "xgboost": _train_xgboost, "catboost": _train_catboost}
+TRAIN = {booster: partial(_train, booster) for booster in RANKERS}
 
 
 @pytest.mark.slow
@@ -98,14 +76,10 @@ def test_objective_trains_and_beats_constant(data, name, booster):
 def test_smooth_ndcg_stage_improves_on_its_regression_start(data):
     """The trees after ``start_iterations`` (SmoothNDCG proper, annealed) lower the smoothed loss
     and raise train NDCG@5 relative to the regression starting point alone."""
-    lgb = pytest.importorskip("lightgbm")
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
-
     tr, _, _ = data
     obj = SmoothNDCG(smoothing=1.0, anneal_every=5, min_smoothing=0.25, start_iterations=2)
-    params = dict(objective=LGBMObjective(obj), learning_rate=1.0, num_leaves=7,
-                  min_data_in_leaf=20, verbose=-1, num_threads=2, deterministic=True, seed=0)
-    booster = lgb.train(params, lgb.Dataset(tr.X, tr.y, group=tr.group_sizes), 22)
+    booster = fit_ranker("lightgbm", obj, tr.X, tr.y, tr.group_sizes, n_estimators=22,
+                         learning_rate=1.0, **SHALLOW["lightgbm"]).booster_
     start, end = booster.predict(tr.X, num_iteration=2), booster.predict(tr.X)
     for it in (2, 21):
         assert obj.loss(end, tr.y, tr.query_offsets, it) < obj.loss(start, tr.y, tr.query_offsets,

@@ -1,4 +1,4 @@
-"""StochasticRank for PFound, FilteredDCG, Precision@5 and MAP trains through all three adapters
+"""StochasticRank for PFound, FilteredDCG, Precision@5 and MAP trains through all three boosters
 (LightGBM, XGBoost, CatBoost) on MQ2008 Fold 1 and beats a constant model on its own validation
 metric (worst ties, as the objective's loss). Small on purpose, like
 tests/test_objectives_all_boosters.py: a subset of the training queries, a few shallow trees.

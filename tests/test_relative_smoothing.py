@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 import pytest
+from _rankers import fit_ranker
 from _reference import metric_list
 from scipy import integrate
 from scipy.stats import norm
@@ -147,17 +148,11 @@ def test_flattening_mu_is_refused(mq_train, mu):
 @pytest.mark.slow
 @pytest.mark.parametrize("mu", [0.0, 2.0])
 def test_largest_accepted_mu_trains_a_model(mq_train, mu):
-    import lightgbm as lgb
-
-    from stochrank_objectives.adapters.lightgbm import LGBMObjective
-
     vali = load_mq2008("vali")
-    adapter = LGBMObjective(StochasticRank(metric="NDCG", top=5, mu=mu))
-    booster = lgb.train({"objective": adapter, "verbose": -1, "num_leaves": 15, "seed": 0,
-                         "deterministic": True},
-                        lgb.Dataset(mq_train.X, mq_train.y, group=mq_train.group_sizes), 30,
-                        callbacks=[adapter.callback()])
-    scores = booster.predict(vali.X, raw_score=True)
+    ranker = fit_ranker("lightgbm", StochasticRank(metric="NDCG", top=5, mu=mu), mq_train.X,
+                        mq_train.y, mq_train.group_sizes, n_estimators=30, learning_rate=0.1,
+                        n_jobs=None, num_leaves=15, deterministic=True)
+    scores = ranker.predict(vali.X)
     constant = metrics.ndcg_at_k(np.zeros(vali.y.size), vali.y, vali.query_offsets, 5)
     assert np.ptp(scores) > 0
     assert metrics.ndcg_at_k(scores, vali.y, vali.query_offsets, 5) > constant + 0.3
