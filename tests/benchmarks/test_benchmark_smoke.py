@@ -101,3 +101,22 @@ def test_defaults_study_runs_end_to_end_and_resumes(tmp_path):
     assert "| lightgbm | NDCG@5 | SR-R1soft |" in md and "one-tailed p" in md
     defaults.main(args)  # resumes: nothing retrained
     assert len(cache.read_text().splitlines()) == 4
+
+
+def test_schedule_sweep_idealised_booster_is_lightgbm_and_runs(tmp_path):
+    """The sweep's idealised booster (each item its own leaf, -G/H steps) follows LightGBM on
+    global-optimum instances (same item order and metric, scores within 5%: what the sweep's
+    conclusions rest on), and the sweep runs end to end."""
+    from benchmarks import global_optimum, schedule_sweep
+    from benchmarks._instances import instance_suite
+
+    for inst in instance_suite(3):
+        x = schedule_sweep.run_items(inst, schedule_sweep.objective(inst, 0), 40)[inst.items]
+        scores = global_optimum.train_ours("lightgbm", "StochasticRank (defaults)", inst, 0, 40)
+        assert np.array_equal(np.argsort(-x, kind="stable"), np.argsort(-scores, kind="stable"))
+        assert inst.value(x) == inst.value(scores)
+        assert np.max(np.abs(x - scores)) <= 0.05 * np.max(np.abs(scores))
+    rows, union = schedule_sweep.main(["--instances", "3", "--seeds", "1", "--iterations", "5",
+                                       "--max-configurations", "2", "--out", str(tmp_path)])
+    assert len(rows) == 2 and 0.0 <= union <= 1.0
+    assert "Union over all configurations" in (tmp_path / "schedule_sweep.md").read_text()

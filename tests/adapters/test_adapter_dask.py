@@ -284,7 +284,7 @@ else:
 def test_front_end_imports_without_the_other_booster(blocked, names, front, other):
     # A fresh interpreter: this one has imported both libraries already.
     code = _BLOCKED_IMPORT.format(blocked=blocked, names=names, front=front, other=other)
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
