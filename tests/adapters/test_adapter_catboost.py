@@ -151,6 +151,41 @@ def test_pointer_route_equals_one_tree_per_fit_reference(ranking, sglb):
     assert metrics.ndcg_at_k(a, y, offs, 5) > metrics.ndcg_at_k(0 * a, y, offs, 5) + 0.2
 
 
+def test_precomputed_derivatives_are_checked_against_the_passed_approx(ranking, monkeypatch):
+    """Between trees the adapter guesses the next approx from the tree-search buffer and
+    computes its derivatives early; the first chunk of the next pass compares the guess with
+    what CatBoost passes. Right guesses save the evaluation (one per tree, all but the first
+    precomputed); a wrong guess is recomputed and the model does not change."""
+    from stochrank_objectives.adapters.catboost import _objective
+
+    X, y, qid = ranking
+    params = dict(n_estimators=12, depth=4, learning_rate=0.2, **EXACT)
+    original = _objective.CatBoostObjective._precompute
+    guesses = []
+
+    def counting(self):
+        before = self.n_evaluations
+        original(self)
+        guesses.append(self.n_evaluations - before)
+
+    monkeypatch.setattr(_objective.CatBoostObjective, "_precompute", counting)
+    right = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5, seed=3), **params)
+    right.fit(X, y, qid=qid)
+    assert right.n_gradient_evaluations_ == 12 and sum(guesses) == 11
+
+    def wrong(self):
+        original(self)
+        if self._pass_scores is not None and self._pass_iteration == self.iteration:
+            self._pass_scores = self._pass_scores + 1e-3  # a stale guess (and its cache key)
+            self._cache_scores = self._pass_scores
+
+    monkeypatch.setattr(_objective.CatBoostObjective, "_precompute", wrong)
+    guarded = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5, seed=3), **params)
+    guarded.fit(X, y, qid=qid)
+    assert guarded.n_gradient_evaluations_ == 12 + 11  # every guess recomputed
+    assert np.array_equal(guarded.predict(X), right.predict(X))
+
+
 def test_objective_sees_the_current_model_scores(ranking):
     """The whole-buffer view is F_t, the model after t trees, for every tree t."""
     X, y, qid = ranking

@@ -37,7 +37,12 @@ never tells it where the queries are; a ranking objective needs whole queries. T
     with :class:`LayoutError`. The per-chunk part of the guard is one numba pass over the chunk
     (~1 us per 1000 rows); what remains per call is CatBoost's own wrapper and, with several
     threads, handing the GIL between CatBoost's threads (~377 calls per iteration at 120k rows:
-    1000-row chunks for the tree search, 500-row blocks for leaf estimation).
+    1000-row chunks for the tree search, 500-row blocks for leaf estimation). Between two trees
+    (``after_iteration``) the next tree's derivatives are computed early from the buffer the
+    tree-search passes read, which then already holds the next approx (catboost 1.2.10, Plain
+    boosting): CatBoost's threads are idle, so the kernels get every core instead of one
+    CatBoost thread computing while the others wait. It is only a guess: the next pass's first
+    chunk compares it with the approx CatBoost passes and recomputes on any difference.
 
 ``"per_tree"`` (fallback, about 3x slower, relies on no internals)
     One ``CatBoost(iterations=1).fit`` per tree, with the current scores as the pool's

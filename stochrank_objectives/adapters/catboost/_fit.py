@@ -24,6 +24,7 @@ def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
       ``(model, evals history, (best iteration or None, best scores))``.
     """
     model = CatBoost(dict(params, loss_function=adapter))
+    adapter.total_iterations = params.get("iterations")
     model.fit(learn, eval_set=eval_pools or None, early_stopping_rounds=early_stopping_rounds,
               use_best_model=use_best_model, callbacks=[adapter] + list(callbacks or []))
     history = {k: v for k, v in model.get_evals_result().items()

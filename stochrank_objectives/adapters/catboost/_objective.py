@@ -65,6 +65,7 @@ class CatBoostObjective:
         self._encoded = encode_row_index(self.n_rows)
         self.sglb = sglb
         self.route = route
+        self.total_iterations = None  # trees of the current fit, when known (no guess after the last)
         self._lock = threading.Lock()
         self.reset()
 
@@ -84,6 +85,7 @@ class CatBoostObjective:
         self._cache_iteration = -1
         self._cache_scores = None
         self._cache_ders = None
+        self._search_base = None  # address of the approx buffer of the tree-search passes
 
     def release(self):
         """Drop the per-row arrays after training (the object stays usable after :meth:`reset`)."""
@@ -139,7 +141,33 @@ class CatBoostObjective:
     def after_iteration(self, info) -> bool:
         with self._lock:
             self.iteration += 1
+            self._precompute()
         return True
+
+    def _precompute(self):
+        """Between two trees, compute the next tree's derivatives while CatBoost's threads are
+        idle (the objective's kernels then have every core; otherwise one CatBoost thread
+        computes them while the others wait on the lock).
+
+        The buffer the tree-search passes read holds the next approx once a tree is added
+        (verified: catboost 1.2.10, Plain boosting); the snapshot is only a guess -- the first
+        chunk of the next pass compares it with the approx CatBoost actually passes, and
+        recomputes on any difference -- so every guard of :meth:`_pointer_chunk` still holds.
+        Skipped on the last tree and with SGLB (CatBoost shrinks the approx before the next
+        derivatives, so the guess would always miss).
+        """
+        if (self.route != "pointer" or self._search_base is None or self.sglb is not None
+                or self._served != 0 or self.layout_error is not None
+                or (self.total_iterations is not None
+                    and self.iteration >= self.total_iterations)):
+            return
+        view = _buffer_view(self._search_base, ctypes.c_double, self.n_rows)
+        scores = view.copy()
+        if not np.all(np.isfinite(scores)):
+            return  # not an approx: let the next pass compute from what CatBoost passes
+        self._pass_ders = self.derivatives(scores)
+        self._pass_scores = scores
+        self._pass_iteration = self.iteration
 
     def calc_ders_range(self, approxes, targets, weights):
         with self._lock:
@@ -189,6 +217,8 @@ class CatBoostObjective:
                 self._pass_ders = self.derivatives(scores)
                 self._pass_scores = scores
                 self._pass_iteration = self.iteration
+                if self.n_passes == 0 or self._search_base is None:
+                    self._search_base = approxes.ctypes.data - 8 * start
             self.n_passes += 1
         code = _check_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
                             start)
