@@ -426,7 +426,10 @@ def main(argv=None):
     emit(f"training_speed: {y.size:,} documents, {sizes.size:,} queries (mean size "
          f"{sizes.mean():.1f}, max {sizes.max()}), {X.shape[1]} float32 Gaussian features, "
          f"labels 0-4 ({mix}) from a noisy linear score")
-    emit(f"SR = {sr_desc}: CCS estimator, 1 sample, sigma=1, mu=0, nu=0.01, constant hessian")
+    sr = sr_objective(args)
+    emit(f"SR = {sr_desc}: package defaults (CCS, 1 sample, {sr.smoothing} smoothing, sigma "
+         f"{sr.sigma} annealed to {sr.sigma_min} with half-life {sr.anneal_half_life:g}, "
+         f"mu={sr.mu}, nu={sr.nu}, constant hessian)")
     emit(f"trees: depth 6 everywhere (LightGBM num_leaves=63 max_depth=6; XGBoost hist "
          f"max_depth=6 max_bin=256; CatBoost depth=6 Plain, no bootstrap), learning rate 0.1, "
          f"no metric evaluation; {args.iterations} iterations per run, first {args.warmup} "
