@@ -274,6 +274,23 @@ def test_grid_search_with_group_kfold_and_qid_routing(make, mq2008_subset, routi
     assert np.all(search.cv_results_["mean_test_score"] > 0.3)
 
 
+def test_randomized_search_with_group_kfold_and_qid_routing(make, mq2008_subset, routing):
+    from scipy.stats import loguniform
+    from sklearn.model_selection import GroupKFold, RandomizedSearchCV
+
+    from stochrank_objectives import ranking_scorer
+
+    X_, y_, qid = mq2008_subset
+    search = RandomizedSearchCV(
+        make(n_estimators=4),
+        {"objective__sigma": loguniform(0.1, 1.0), "learning_rate": [0.1, 0.3]}, n_iter=2,
+        cv=GroupKFold(3), scoring=ranking_scorer("MRR", None), random_state=0,
+        error_score="raise")
+    search.fit(X_, y_, qid=qid, groups=qid)
+    assert np.all(search.cv_results_["mean_test_score"] > 0.3)
+    assert 0.1 <= search.best_estimator_.objective.sigma <= 1.0
+
+
 def test_cross_validate_with_qid_routing(make, mq2008_subset, routing):
     from sklearn.model_selection import GroupKFold, cross_validate
 

@@ -29,10 +29,12 @@ __all__ = ["StochasticCatBoostRanker"]
 class StochasticCatBoostRanker(StochasticRankerBase):
     """A CatBoost ranker trained with one of this package's objectives.
 
-    Example::
+    Example (early stopping on CatBoost's own worst-tie NDCG@10 of the validation queries)::
 
-        ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5), depth=6)
-        ranker.fit(X, y, qid=qid).predict(X_test)
+        ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=10), depth=6,
+                                          n_estimators=500, early_stopping_rounds=30)
+        ranker.fit(X, y, qid=qid, eval_set=[(X_val, y_val, qid_val)])
+        print(ranker.best_iteration_, ranker.booster_.tree_count_)
 
     Args: see :class:`~stochrank_objectives.adapters._ranker.StochasticRankerBase`;
     ``**booster_params`` are CatBoost parameters (``depth``, ``l2_leaf_reg``,
