@@ -41,8 +41,9 @@ LABEL_PROBS = np.array([0.52, 0.32, 0.13, 0.02, 0.01])  # MSLR-WEB30K-like grade
 
 
 @njit(cache=True, parallel=True)
-def noise_and_sort_floor(scores, query_offsets, sigma, seed, iteration):
-    """Draw one noise sample per query and argsort the noisy scores (the floor)."""
+def noisy_scores_floor(scores, query_offsets, sigma, seed, iteration, sort):
+    """Draw one noise sample per query and add it to the scores; with ``sort``, also argsort
+    each query's noisy scores (the floor), else only find its best (the noise-only floor)."""
     n_queries = query_offsets.shape[0] - 1
     first = np.empty(n_queries, dtype=np.int64)
     for q in prange(n_queries):
@@ -52,26 +53,23 @@ def noise_and_sort_floor(scores, query_offsets, sigma, seed, iteration):
         fill_standard_normal(stream_key(seed, iteration, q, 0), buf)
         for i in range(hi - lo):
             buf[i] = scores[lo + i] + sigma * buf[i]
-        order = np.argsort(-buf)
-        first[q] = order[0] if hi > lo else -1
+        if hi == lo:
+            first[q] = -1
+        elif sort:
+            first[q] = np.argsort(-buf)[0]
+        else:
+            first[q] = np.argmax(buf)
     return first
 
 
-@njit(cache=True, parallel=True)
+def noise_and_sort_floor(scores, query_offsets, sigma, seed, iteration):
+    """The floor: noise + argsort of every query."""
+    return noisy_scores_floor(scores, query_offsets, sigma, seed, iteration, True)
+
+
 def noise_only_floor(scores, query_offsets, sigma, seed, iteration):
-    """Draw one noise sample per query and add it to the scores (no ordering)."""
-    n_queries = query_offsets.shape[0] - 1
-    first = np.empty(n_queries)
-    for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        buf = np.empty(hi - lo)
-        fill_standard_normal(stream_key(seed, iteration, q, 0), buf)
-        best = -np.inf
-        for i in range(hi - lo):
-            best = max(best, scores[lo + i] + sigma * buf[i])
-        first[q] = best
-    return first
+    """The noise-only floor: noise added, no ordering."""
+    return noisy_scores_floor(scores, query_offsets, sigma, seed, iteration, False)
 
 
 def make_data(n_docs: int, seed: int = 0):

@@ -488,14 +488,25 @@ def separated_queries(seed, sizes=(2, 5, 9, 14), max_label=3):
     return scores, labels, offs
 
 
-def fd_grad(f, x, h=1e-6):
-    g = np.empty_like(x)
+def central_differences(f, x, h, component=False):
+    """``(f(x + h e_i) - f(x - h e_i)) / 2h`` for every coordinate ``i``; ``component``: of
+    the ``i``-th output of a vector-valued ``f`` (the diagonal of its Jacobian)."""
+    out = np.empty_like(x)
     for i in range(x.size):
         xp, xm = x.copy(), x.copy()
         xp[i] += h
         xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
+        fp, fm = f(xp), f(xm)
+        out[i] = ((fp[i] - fm[i]) if component else (fp - fm)) / (2 * h)
+    return out
+
+
+def fd_grad(f, x, h=1e-6):
+    return central_differences(f, x, h)
+
+
+def fd_hess_diag(grad_fn, x, h=1e-5):
+    return central_differences(grad_fn, x, h, component=True)
 
 
 class Recorder:
@@ -538,3 +549,27 @@ def on_one_and_two_threads(fn):
     finally:
         numba.set_num_threads(old)
     return one, two
+
+
+def predict_without_the_package(tmp_path, X, load_and_predict):
+    """Predictions of a saved model in a fresh interpreter that never imports this package.
+
+    ``load_and_predict``: Python lines that read the model from ``tmp_path`` and set ``pred``
+    from ``X`` (already loaded); ``X`` is passed through ``X.npy``.
+    """
+    import subprocess
+    import sys
+
+    np.save(tmp_path / "X.npy", X)
+    code = ("import sys, numpy as np\nX = np.load('X.npy')\n" + load_and_predict
+            + "np.save('pred.npy', pred)\n"
+            "assert not any(m.startswith('stochrank_objectives') for m in sys.modules)\n")
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, timeout=120)
+    return np.load(tmp_path / "pred.npy")
+
+
+def train_and_vali_arrays(train_vali, groups):
+    """``(X, y, g, X_val, y_val, g_val)`` of two RankingData splits, ``groups`` naming the group
+    field: ``"query_offsets"`` or ``"qid"``."""
+    train, vali = train_vali
+    return train.X, train.y, getattr(train, groups), vali.X, vali.y, getattr(vali, groups)

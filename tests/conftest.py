@@ -9,3 +9,12 @@ from stochrank_objectives.data import load_mq2008
 def mq2008_train_vali():
     """MQ2008 Fold 1 train and validation splits (bundled with the package)."""
     return load_mq2008("train"), load_mq2008("vali")
+
+
+@pytest.fixture(scope="session")
+def mq2008_first_queries(mq2008_train_vali):
+    """``(X, y, query_offsets, qid)`` of the first 80 MQ2008 Fold 1 training queries (about
+    1,600 documents): small enough for fast adapter tests."""
+    train = mq2008_train_vali[0]
+    n = int(train.query_offsets[80])
+    return train.X[:n], train.y[:n], train.query_offsets[:81], train.qid[:n]

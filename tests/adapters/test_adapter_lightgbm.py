@@ -1,7 +1,5 @@
 """LightGBM adapter: training on MQ2008, SGLB equivalence, reproducibility, saved models, errors."""
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -12,8 +10,11 @@ lgb = pytest.importorskip("lightgbm")
 from stochrank_objectives import StochasticRank, metrics  # noqa: E402
 from stochrank_objectives.adapters.lightgbm import LGBMMetric, LGBMObjective  # noqa: E402
 from stochrank_objectives.sglb import SGLB  # noqa: E402
-from stochrank_objectives.data import load_mq2008  # noqa: E402
-from _reference import Recorder  # noqa: E402
+from _reference import (  # noqa: E402
+    Recorder,
+    predict_without_the_package,
+    train_and_vali_arrays,
+)
 
 # One thread: the tests are tiny, and on a busy 2-core machine two threads are much slower.
 PARAMS = dict(num_leaves=7, min_data_in_leaf=20, learning_rate=0.3, verbose=-1, num_threads=1,
@@ -21,16 +22,13 @@ PARAMS = dict(num_leaves=7, min_data_in_leaf=20, learning_rate=0.3, verbose=-1, 
 
 
 @pytest.fixture(scope="module")
-def mq2008():
-    train, vali = load_mq2008("train"), load_mq2008("vali")  # bundled with the package
-    return train.X, train.y, train.query_offsets, vali.X, vali.y, vali.query_offsets
+def mq2008(mq2008_train_vali):  # bundled with the package (conftest)
+    return train_and_vali_arrays(mq2008_train_vali, "query_offsets")
+
 
 @pytest.fixture(scope="module")
-def small(mq2008):
-    """The first 80 training queries (about 1,600 documents)."""
-    X, y, offs = mq2008[:3]
-    n = offs[80]
-    return X[:n], y[:n], offs[:81]
+def small(mq2008_first_queries):
+    return mq2008_first_queries[:3]  # X, y, query offsets
 
 
 def _dataset(X, y, offs, **kwargs):
@@ -183,15 +181,10 @@ def test_saved_model_predicts_identically_without_the_package(small, tmp_path):
     obj.finalize(booster)
     expected = booster.predict(X)
     booster.save_model(str(tmp_path / "model.txt"))
-    np.save(tmp_path / "X.npy", X)
-    code = (
-        "import sys, numpy as np, lightgbm as lgb\n"
-        "b = lgb.Booster(model_file='model.txt')\n"
-        "np.save('pred.npy', b.predict(np.load('X.npy')))\n"
-        "assert not any(m.startswith('stochrank_objectives') for m in sys.modules)\n"
-    )
-    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, timeout=120)
-    np.testing.assert_array_equal(np.load(tmp_path / "pred.npy"), expected)
+    pred = predict_without_the_package(
+        tmp_path, X, "import lightgbm as lgb\n"
+        "pred = lgb.Booster(model_file='model.txt').predict(X)\n")
+    np.testing.assert_array_equal(pred, expected)
 
 
 def test_sglb_errors(small):

@@ -1,8 +1,6 @@
 """XGBoost adapter: training on MQ2008, SGLB equivalence, reproducibility, saved models, errors."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,8 +15,11 @@ from stochrank_objectives.adapters.xgboost import (  # noqa: E402
     XGBObjective,
 )
 from stochrank_objectives.sglb import SGLB  # noqa: E402
-from stochrank_objectives.data import load_mq2008  # noqa: E402
-from _reference import Recorder  # noqa: E402
+from _reference import (  # noqa: E402
+    Recorder,
+    predict_without_the_package,
+    train_and_vali_arrays,
+)
 
 # One thread: the tests are tiny, and on a busy 2-core machine two threads are much slower.
 PARAMS = {**DEFAULT_PARAMS, "max_depth": 3, "learning_rate": 0.3, "nthread": 1,
@@ -26,16 +27,14 @@ PARAMS = {**DEFAULT_PARAMS, "max_depth": 3, "learning_rate": 0.3, "nthread": 1,
 
 
 @pytest.fixture(scope="module")
-def mq2008():
-    train, vali = load_mq2008("train"), load_mq2008("vali")  # bundled with the package
-    return train.X, train.y, train.qid, vali.X, vali.y, vali.qid
+def mq2008(mq2008_train_vali):  # bundled with the package (conftest)
+    return train_and_vali_arrays(mq2008_train_vali, "qid")
+
 
 @pytest.fixture(scope="module")
-def small(mq2008):
-    """The first 80 training queries (about 1,600 documents)."""
-    X, y, qid = mq2008[:3]
-    n = query_offsets_from_qid(qid)[80]
-    return X[:n], y[:n], qid[:n]
+def small(mq2008_first_queries):
+    X, y, _, qid = mq2008_first_queries
+    return X, y, qid
 
 
 def _sglb_reference(X, y, qid, objective, sglb, n_trees, params, base_score=0.0):
@@ -204,15 +203,10 @@ def test_saved_model_predicts_identically_without_the_package(small, tmp_path, f
                                  learning_rate=SGLB_CASE["learning_rate"], n_estimators=6, max_depth=3, n_jobs=1)
     expected = ranker.fit(X, y, qid=qid).predict(X)
     ranker.save_model(str(tmp_path / f"model.{fmt}"))
-    np.save(tmp_path / "X.npy", X)
-    code = (
-        "import sys, numpy as np, xgboost as xgb\n"
-        f"b = xgb.Booster(model_file='model.{fmt}')\n"
-        "np.save('pred.npy', b.predict(xgb.DMatrix(np.load('X.npy')), output_margin=True))\n"
-        "assert not any(m.startswith('stochrank_objectives') for m in sys.modules)\n"
-    )
-    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, timeout=120)
-    np.testing.assert_array_equal(np.load(tmp_path / "pred.npy"), expected)
+    pred = predict_without_the_package(
+        tmp_path, X, f"import xgboost as xgb\nb = xgb.Booster(model_file='model.{fmt}')\n"
+        "pred = b.predict(xgb.DMatrix(X), output_margin=True)\n")
+    np.testing.assert_array_equal(pred, expected)
 
 
 def test_sglb_errors(small):

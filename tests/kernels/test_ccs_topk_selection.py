@@ -74,6 +74,19 @@ def _sample(spec, path, shifted, gain, cont, noise, pos_weight, t, scale, sigma,
     return out
 
 
+def random_kernel_args(rng, metric, opts, top, n, levels, translation):
+    """``(spec, args)`` of one random query of ``n`` documents (``levels`` tied score levels,
+    0 = distinct), a random sigma and noise, for :func:`_sample`."""
+    scores, labels, _ = random_query_set(rng, [n], metric, tie_levels=levels)
+    if metric == "FILTEREDDCG":
+        scores = scores - 1.0
+    sigma = float(rng.choice([0.3, 1.0, 3.0]))
+    noise = rng.standard_normal(n)
+    spec, shifted, gain, cont, noise, pos_weight, t, scale = _query_args(
+        metric, opts, top, scores, labels, noise)
+    return spec, (shifted, gain, cont, noise, pos_weight, t, scale, sigma, translation)
+
+
 @pytest.mark.parametrize("conditioning", ["translation", "coordinate"])
 @pytest.mark.parametrize("top", [1, 3, 10, 40, None])  # 40: beyond BREAKPOINT_MAJOR_MAX
 @pytest.mark.parametrize("metric,opts", METRICS)
@@ -85,14 +98,7 @@ def test_selection_equals_full_sort(metric, opts, top, conditioning):
     compared = 0
     for n in SIZES:
         for levels in (3, 0):  # heavily tied scores, then distinct ones
-            scores, labels, _ = random_query_set(rng, [n], metric, tie_levels=levels)
-            if metric == "FILTEREDDCG":
-                scores = scores - 1.0
-            sigma = float(rng.choice([0.3, 1.0, 3.0]))
-            noise = rng.standard_normal(n)
-            spec, shifted, gain, cont, noise, pos_weight, t, scale = _query_args(
-                metric, opts, top, scores, labels, noise)
-            args = (shifted, gain, cont, noise, pos_weight, t, scale, sigma, translation)
+            spec, args = random_kernel_args(rng, metric, opts, top, n, levels, translation)
             full = _sample(spec, PATH_SORT, *args)
             for path in (PATH_SELECT, PATH_AUTO):
                 fast = _sample(spec, path, *args)

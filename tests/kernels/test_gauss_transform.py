@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 import pytest
 from _reference import on_one_and_two_threads, random_query_set
-from test_ccs_topk_selection import METRICS, _query_args, _sample
+from test_ccs_topk_selection import METRICS, _query_args, _sample, random_kernel_args
 
 from stochrank_objectives import query_offsets_from_sizes, stochastic_rank_gradient
 from stochrank_objectives.kernels.ccs import PATH_AUTO, PATH_FAST, PATH_SORT, _use_fast_sums
@@ -104,21 +104,14 @@ def test_fast_path_equals_exact_sort_path(metric, opts):
     for top in tops:
         for n in (300, 1200, 3000):
             for levels in (3, 0):
-                scores, labels, _ = random_query_set(rng, [n], metric, tie_levels=levels)
-                if metric == "FILTEREDDCG":
-                    scores = scores - 1.0
-                sigma = float(rng.choice([0.3, 1.0, 3.0]))
-                noise = rng.standard_normal(n)
-                spec, shifted, gain, cont, noise, pos_weight, t, scale = _query_args(
-                    metric, opts, top, scores, labels, noise)
-                translation = metric != "FILTEREDDCG"
-                args = (shifted, gain, cont, noise, pos_weight, t, scale, sigma, translation)
+                spec, args = random_kernel_args(rng, metric, opts, top, n, levels,
+                                                metric != "FILTEREDDCG")
                 exact = _sample(spec, PATH_SORT, *args)
                 fast = _sample(spec, PATH_FAST, *args)
                 norm = np.linalg.norm(exact)
                 assert norm > 0.0
                 rel = np.linalg.norm(fast - exact) / norm
-                assert rel < 1e-8, f"top={top} n={n} sigma={sigma}: relative error {rel:.3g}"
+                assert rel < 1e-8, f"top={top} n={n} sigma={args[7]}: relative error {rel:.3g}"
                 compared += 1
     assert compared == 12
 

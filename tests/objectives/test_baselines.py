@@ -21,20 +21,12 @@ from stochrank_objectives.baselines import (
 )
 from stochrank_objectives.groups import query_offsets_from_sizes
 from _rankers import fit_ranker  # noqa: E402
-from _reference import fd_grad, separated_queries  # noqa: E402
+from _reference import fd_grad, fd_hess_diag, separated_queries  # noqa: E402
 
 
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def _fd_hess_diag(grad_fn, x, h=1e-5):
-    d = np.empty_like(x)
-    for i in range(x.size):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        d[i] = (grad_fn(xp)[i] - grad_fn(xm)[i]) / (2 * h)
-    return d
 
 
 def _assert_close_rel(actual, expected, rtol):
@@ -70,7 +62,7 @@ def test_smooth_gradient_equals_finite_differences(obj, seed):
 def test_hessian_diagonal_equals_finite_differences(obj):
     scores, labels, offs = separated_queries(7)
     _, hess = obj.grad_hess(scores, labels, offs)
-    fd = _fd_hess_diag(lambda s: obj.grad_hess(s, labels, offs)[0], scores)
+    fd = fd_hess_diag(lambda s: obj.grad_hess(s, labels, offs)[0], scores)
     _assert_close_rel(hess, fd, 1e-5)
 
 
@@ -153,7 +145,7 @@ def test_lambdamart_is_gradient_of_frozen_weight_surrogate(obj):
     scores, labels, offs = separated_queries(5)
     grad, hess = obj.grad_hess(scores, labels, offs)
     _assert_close_rel(grad, fd_grad(lambda s: obj.loss(s, labels, offs), scores), 1e-6)
-    _assert_close_rel(hess, _fd_hess_diag(lambda s: obj.grad_hess(s, labels, offs)[0], scores),
+    _assert_close_rel(hess, fd_hess_diag(lambda s: obj.grad_hess(s, labels, offs)[0], scores),
                       1e-5)
 
 

@@ -11,33 +11,24 @@ import numpy as np
 import pytest
 from _rankers import RANKERS, SHALLOW, fit_ranker
 
+import stochrank_objectives as sro
 from stochrank_objectives import metrics
-from stochrank_objectives.baselines import (
-    ApproxNDCG,
-    Gumbel,
-    LambdaLoss,
-    LambdaMART,
-    ListNet,
-    SmoothNDCG,
-    SoftRank,
-)
-from stochrank_objectives.objectives import StochasticRank
 
 N_TREES = 8
 # unit-hessian objectives take gradient-step leaves: a larger learning rate
 OBJECTIVES = {
-    "StochasticRank": (StochasticRank(top=5, seed=0), 1.0),
-    "LambdaMART": (LambdaMART(top=5), 0.3),
-    "LambdaLoss": (LambdaLoss(), 0.3),
-    "Gumbel(LambdaMART)": (Gumbel(LambdaMART(top=5), n_samples=2, seed=1), 0.3),
-    "Gumbel(LambdaLoss)": (Gumbel(LambdaLoss(), n_samples=2, seed=1), 0.3),
-    "SoftRank": (SoftRank(top=5, seed=0), 1.0),
-    "ApproxNDCG": (ApproxNDCG(), 1.0),
-    "Gumbel(ApproxNDCG)": (Gumbel(ApproxNDCG(), n_samples=2, seed=1), 1.0),
-    "SmoothNDCG": (SmoothNDCG(smoothing=1.0, anneal_every=2, min_smoothing=0.25,
+    "StochasticRank": (sro.StochasticRank(top=5, seed=0), 1.0),
+    "LambdaMART": (sro.LambdaMART(top=5), 0.3),
+    "LambdaLoss": (sro.LambdaLoss(), 0.3),
+    "Gumbel(LambdaMART)": (sro.Gumbel(sro.LambdaMART(top=5), n_samples=2, seed=1), 0.3),
+    "Gumbel(LambdaLoss)": (sro.Gumbel(sro.LambdaLoss(), n_samples=2, seed=1), 0.3),
+    "SoftRank": (sro.SoftRank(top=5, seed=0), 1.0),
+    "ApproxNDCG": (sro.ApproxNDCG(), 1.0),
+    "Gumbel(ApproxNDCG)": (sro.Gumbel(sro.ApproxNDCG(), n_samples=2, seed=1), 1.0),
+    "SmoothNDCG": (sro.SmoothNDCG(smoothing=1.0, anneal_every=2, min_smoothing=0.25,
                               start_iterations=2), 1.0),
-    "ListNet": (ListNet(), 0.3),
-    "Gumbel(ListNet)": (Gumbel(ListNet(), n_samples=2, seed=1), 0.3),
+    "ListNet": (sro.ListNet(), 0.3),
+    "Gumbel(ListNet)": (sro.Gumbel(sro.ListNet(), n_samples=2, seed=1), 0.3),
 }
 
 
@@ -77,7 +68,7 @@ def test_smooth_ndcg_stage_improves_on_its_regression_start(data):
     """The trees after ``start_iterations`` (SmoothNDCG proper, annealed) lower the smoothed loss
     and raise train NDCG@5 relative to the regression starting point alone."""
     tr, _, _ = data
-    obj = SmoothNDCG(smoothing=1.0, anneal_every=5, min_smoothing=0.25, start_iterations=2)
+    obj = sro.SmoothNDCG(smoothing=1.0, anneal_every=5, min_smoothing=0.25, start_iterations=2)
     booster = fit_ranker("lightgbm", obj, tr.X, tr.y, tr.group_sizes, n_estimators=22,
                          learning_rate=1.0, **SHALLOW["lightgbm"]).booster_
     start, end = booster.predict(tr.X, num_iteration=2), booster.predict(tr.X)
