@@ -42,6 +42,18 @@ def test_xgboost_refuses_non_finite_gradients():
         StochasticXGBRanker(NaNObjective(), n_estimators=3).fit(X, Y, qid=QID)
 
 
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost", "catboost"])
+def test_every_ranker_refuses_non_finite_gradients_with_one_error(booster):
+    """The same ValueError from each booster's ranker (CatBoost's adapter raised a
+    FloatingPointError before, which CatBoost wrapped in a CatBoostError with a traceback)."""
+    import stochrank_objectives as sro
+
+    ranker_class = {"lightgbm": sro.StochasticLGBMRanker, "xgboost": sro.StochasticXGBRanker,
+                    "catboost": sro.StochasticCatBoostRanker}[booster]
+    with pytest.raises(ValueError, match="non-finite derivative for 60 document"):
+        ranker_class(NaNObjective(), n_estimators=3).fit(X, Y, qid=QID)
+
+
 def _trained_eta(ranker):
     config = json.loads(ranker.get_booster().save_config())
     return float(config["learner"]["gradient_booster"]["tree_train_param"]["learning_rate"])

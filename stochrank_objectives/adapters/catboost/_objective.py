@@ -9,7 +9,7 @@ import numpy as np
 
 from ...groups import as_float_array, validate_query_offsets
 from ...sglb import SGLB
-from .._common import check_objective_and_sglb
+from .._common import check_finite, check_objective_and_sglb
 from ._layout import (
     _CHUNK_NOT_SLICE,
     _CHUNK_OK,
@@ -86,6 +86,7 @@ class CatBoostObjective:
         self._cache_scores = None
         self._cache_ders = None
         self._search_base = None  # address of the approx buffer of the tree-search passes
+        self.objective_error = None  # the objective's own ValueError/TypeError, if it raised
 
     def release(self):
         """Drop the per-row arrays after training (the object stays usable after :meth:`reset`)."""
@@ -118,8 +119,7 @@ class CatBoostObjective:
         ders = np.empty((self.n_rows, 2))
         # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
         if not _negated_pairs(grad, hess, ders):
-            raise FloatingPointError(f"the objective returned NaN/inf derivatives at iteration "
-                                     f"{self.iteration}")
+            check_finite(grad, hess, scores)  # raises the adapters' one ValueError, with details
         if self.sglb is not None and self.sglb.diffusion_temperature is not None:
             # the Langevin step (sglb.py); -(grad + noise), with finite grad checked above
             ders[:, 0] = -self.sglb.perturb(grad, self.iteration)
@@ -183,6 +183,9 @@ class CatBoostObjective:
                 return self._served_chunk(approxes, targets)
             except LayoutError as exc:
                 self.layout_error = str(exc)
+                raise
+            except (ValueError, TypeError) as exc:
+                self.objective_error = exc  # CatBoost re-raises it as a CatBoostError: keep it
                 raise
 
     def _pointer_chunk(self, approxes, targets):

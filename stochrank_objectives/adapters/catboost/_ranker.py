@@ -107,6 +107,9 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                 model, history, best = fit_pointer(adapter, learn, pools, params, rounds,
                                                    use_best, callbacks)
             except CatBoostError:
+                if adapter.objective_error is not None:
+                    # the objective's own error, not CatBoost's wrapper with a traceback inside
+                    raise adapter.objective_error from None
                 if adapter.layout_error is None or route == "pointer":
                     raise
                 warnings.warn(f"pointer route failed its layout guard ({adapter.layout_error}); "
