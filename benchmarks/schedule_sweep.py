@@ -32,15 +32,15 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks._instances import instance_suite
+from benchmarks.global_optimum import default_objective
 from stochrank_objectives import StochasticRank
 
 LEARNING_RATE = 0.1
 
 
 def objective(inst, seed, **params):
-    """``StochasticRank`` for the instance (ERR's grade mapping is a property of the labels)."""
-    extra = {"grade_max": 3} if inst.metric == "ERR" else {}
-    return StochasticRank(metric=inst.metric, top=inst.top, seed=seed, **extra, **params)
+    """The global-optimum benchmark's ``StochasticRank`` for the instance, ``params`` changed."""
+    return default_objective(inst, seed).set_params(**params)
 
 
 def run_items(inst, obj, iterations, temp=0.0, seed=0):

@@ -82,12 +82,9 @@ from .noisy_order import (
     _use_selection,
 )
 from .rng import fill_noise_row, noise_rows
-from .reinforce import reinforce_gradient
-from .smoothing import center_and_accelerate, query_noise_scale
 
-__all__ = ["ccs_query", "ccs_counting_query", "ccs_gradient", "reinforce_gradient",
-           "query_noise_scale", "center_and_accelerate", "gaussian_kernel", "DEFAULT_WINDOW",
-           "PATH_AUTO", "PATH_SORT", "PATH_SELECT", "PATH_FAST"]
+__all__ = ["ccs_query", "ccs_counting_query", "ccs_gradient", "gaussian_kernel",
+           "DEFAULT_WINDOW", "PATH_AUTO", "PATH_SORT", "PATH_SELECT", "PATH_FAST"]
 
 # Up to this many breakpoints, the documents outside them sum breakpoint-major (vectorised,
 # but blind to the window); beyond, per document over its window. With widely spread scores

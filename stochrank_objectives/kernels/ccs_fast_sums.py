@@ -54,9 +54,9 @@ def _use_fast_sums(path, searchable, s, window):
     spread = searchable[0] - searchable[n_src - 1]
     window_width = 2.0 * window * s
     expected = n_src if spread <= window_width else n_src * window_width / spread
-    boxes = min(count_boxes(searchable, n_src, DEFAULT_BOX_WIDTH * s),
-                2.0 * window / DEFAULT_BOX_WIDTH + 2.0)
-    return expected > FAST_SUM_COST * boxes
+    most_boxes = 2.0 * window / DEFAULT_BOX_WIDTH + 2.0  # a window spans at most these
+    boxes = count_boxes(searchable, n_src, DEFAULT_BOX_WIDTH * s, int(most_boxes) + 1)
+    return expected > FAST_SUM_COST * min(boxes, most_boxes)
 
 
 @njit(cache=True, inline="always")

@@ -57,16 +57,25 @@ def truncation_bound(n_terms: int = DEFAULT_TERMS, box_width: float = DEFAULT_BO
     return CRAMER_CONSTANT * math.exp(log_tail) / (1.0 - rho / math.sqrt(n_terms + 1.0))
 
 
+@njit(cache=True, inline="always")
+def _box_end(ys, u, n_src, width):
+    """End (exclusive) of the box that starts at source ``u``: the sources within ``width``
+    below ``ys[u]`` (descending ``ys``)."""
+    top = ys[u]
+    u += 1
+    while u < n_src and top - ys[u] <= width:
+        u += 1
+    return u
+
+
 @njit(cache=True)
-def count_boxes(ys, n_src, width):
-    """Number of boxes of width ``width`` that cover the descending ``ys[:n_src]``."""
+def count_boxes(ys, n_src, width, limit):
+    """Number of boxes of width ``width`` that cover the descending ``ys[:n_src]``, counted up
+    to ``limit`` (a caller that only compares it with ``limit`` stops there)."""
     n_boxes = 0
     u = 0
-    while u < n_src:
-        top = ys[u]
-        u += 1
-        while u < n_src and top - ys[u] <= width:
-            u += 1
+    while u < n_src and n_boxes < limit:
+        u = _box_end(ys, u, n_src, width)
         n_boxes += 1
     return n_boxes
 
@@ -98,13 +107,13 @@ def _scaled_powers(t, out):
 
 
 @njit(cache=True, inline="always", fastmath=FASTMATH)
-def _add_series(moments, herm, sums, p, sign):
-    """``sums[w, p] += sign * sum_k moments[w, k] herm[k]`` for every weight ``w``."""
+def _add_series(moments, herm, sums, p):
+    """``sums[w, p] += sum_k moments[w, k] herm[k]`` for every weight ``w``."""
     for w in range(moments.shape[0]):
         total = 0.0
         for k in range(herm.shape[0]):
             total += moments[w, k] * herm[k]
-        sums[w, p] += sign * total
+        sums[w, p] += total
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -136,17 +145,13 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
     width = box_width * s
     inv = _INV_SQRT2 / s
     half_width = window * s
-    n_boxes = count_boxes(ys, n_src, width)
-    start = np.empty(n_boxes + 1, dtype=np.int64)
-    b = 0
+    start = np.empty(n_src + 1, dtype=np.int64)  # box b holds sources start[b]:start[b + 1]
+    n_boxes = 0
     u = 0
     while u < n_src:
-        start[b] = u
-        top = ys[u]
-        u += 1
-        while u < n_src and top - ys[u] <= width:
-            u += 1
-        b += 1
+        start[n_boxes] = u
+        u = _box_end(ys, u, n_src, width)
+        n_boxes += 1
     start[n_boxes] = n_src
     center = np.empty(n_boxes)
     high = np.empty(n_boxes)
@@ -189,8 +194,8 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
                     rest_down[w, k] -= wd * powers[k]
             if low[box] <= m + half_width and high[box] >= m - half_width:
                 _hermite_functions((m - center[box]) * inv, herm)
-                _add_series(prefix_up, herm, up_sums, p, 1.0)
-                _add_series(rest_down, herm, down_sums, p, 1.0)
+                _add_series(prefix_up, herm, up_sums, p)
+                _add_series(rest_down, herm, down_sums, p)
             for w in range(n_up):
                 wu = up_w[w, p]
                 for k in range(n_terms):
@@ -204,10 +209,10 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
                 break
             if high[b] >= m - half_width:
                 _hermite_functions((m - center[b]) * inv, herm)
-                _add_series(mom_up[b], herm, up_sums, p, 1.0)
+                _add_series(mom_up[b], herm, up_sums, p)
         for b in range(own + 1, n_boxes):
             if high[b] < m - half_width:
                 break
             if low[b] <= m + half_width:
                 _hermite_functions((m - center[b]) * inv, herm)
-                _add_series(mom_down[b], herm, down_sums, p, 1.0)
+                _add_series(mom_down[b], herm, down_sums, p)

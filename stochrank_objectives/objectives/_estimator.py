@@ -20,7 +20,7 @@ consistent with worst-permutation ties (SR-R1, Theorem 1). The noise scale ``s``
 
 The gradient is estimated by Coordinate Conditional Sampling at ``s`` (see
 :mod:`stochrank_objectives.kernels.ccs`), averaged over ``n_samples`` draws, centred per
-query, and corrected radially (``kernels.ccs.center_and_accelerate``)::
+query, and corrected radially (``kernels.smoothing.center_and_accelerate``)::
 
     relative:  g <- g - sfa * <g, c> / (||c||^2 + n nu^2) * c   (sfa = 1: the exact gradient
                of E L(z + s(z) eps), since dL_s/ds = -<z, grad_z L_s> / s);

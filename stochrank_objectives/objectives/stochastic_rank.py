@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..groups import as_noise, validate_grouped
+from ..groups import validate_grouped
 from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
-                         _annealed_sigma, _check_estimator_for, _estimate, check_shift)
+                         _annealed_sigma, _check_estimator_for, _estimate, _noise_rows,
+                         check_shift)
 from ._protocol import ObjectiveParams, Param, check_iteration, choice, integer, real, seed
 from .metric_spec import MetricSpec
 
 __all__ = ["StochasticRank", "SoftRank", "StochasticRankDCGRR"]
 
-_SEEDED = np.empty((0, 0))  # "no explicit noise" for the kernels: draw from the seeded streams
 _METRIC_FIELDS = ("metric", "top", "gain", "grade_max", "threshold", "decay")
 
 
@@ -67,7 +67,7 @@ class StochasticRank(ObjectiveParams):
         PFound and FilteredDCG follow CatBoost's definitions: PFound's labels are probabilities
         in [0, 1]; FilteredDCG drops the documents scored below 0 (a virtual document at 0),
         uses the Position denominator ``1/(p+1)``, is not centred, and its radial correction
-        uses the scores themselves (see ``kernels.ccs.center_and_accelerate``). Precision and
+        uses the scores themselves (see ``kernels.smoothing.center_and_accelerate``). Precision and
         MAP count ``label > threshold`` as relevant; MAP@k divides by all relevant documents.
       top: cutoff k (``None`` = whole list; required for Precision).
       sigma: smoothing noise scale, > 0 -- relative to each query's score spread with
@@ -315,9 +315,8 @@ class StochasticRankDCGRR(ObjectiveParams):
         p = self._checked()
         iteration = check_iteration(iteration)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        noise = _SEEDED if noise is None else as_noise(noise, scores.shape[0])
-        return dcgrr_ccs(scores, labels, offs, p["sigma"], noise, p["n_samples"], p["seed"],
-                         iteration)
+        return dcgrr_ccs(scores, labels, offs, p["sigma"], _noise_rows(noise, scores.shape[0]),
+                         p["n_samples"], p["seed"], iteration)
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)``: :meth:`gradient` and a unit hessian."""

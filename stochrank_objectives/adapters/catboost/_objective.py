@@ -220,7 +220,7 @@ class CatBoostObjective:
                 self._pass_ders = self.derivatives(scores)
                 self._pass_scores = scores
                 self._pass_iteration = self.iteration
-                if self.n_passes == 0 or self._search_base is None:
+                if self._search_base is None:  # the fit's first pass: a tree search
                     self._search_base = approxes.ctypes.data - 8 * start
             self.n_passes += 1
         code = _check_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
