@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._data import BOOSTERS, RESULTS
+from ._executor import Execution, add_execution_args
 from ._reports import budget_lines, environment_line, write_csv
 from ._search import Space
 from ._stats import select_runs
@@ -25,7 +26,7 @@ from ._trials import Cache, TrainConfig, make_jobs, run_all, stable_hash
 
 
 def add_common_args(ap, default_budget, default_folds):
-    """The options every study takes (data, budget, training, output)."""
+    """The options every study takes (data, budget, training, output, where the trials run)."""
     ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"])
     ap.add_argument("--folds", type=int, nargs="+", default=default_folds)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
@@ -36,11 +37,10 @@ def add_common_args(ap, default_budget, default_folds):
     ap.add_argument("--lr-min", type=float, default=1e-2,
                     help="lower end of the log-uniform learning rate (paper: 1e-3 with 1000 "
                          "trees)")
-    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default=None, help="output folder (default "
                                                 "benchmarks/results/<dataset>)")
-    ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--no-plots", action="store_true")
+    add_execution_args(ap)
 
 
 def study_parser(doc: str, default_boosters) -> argparse.ArgumentParser:
@@ -80,7 +80,8 @@ class Study:
 
     def environment(self) -> str:
         """The environment line with this invocation's wall clock."""
-        return (f"{environment_line(self.cfg)}; wall clock of this invocation "
+        where = "" if self.args.report_only else f"; {Execution.from_args(self.args).describe()}"
+        return (f"{environment_line(self.cfg)}{where}; wall clock of this invocation "
                 f"{(time.time() - self.started) / 60:.1f} min (cached trials are not "
                 "retrained)")
 
@@ -95,9 +96,17 @@ class Study:
         return md
 
 
+def _log(message):
+    from tqdm.auto import tqdm
+
+    tqdm.write(message, file=sys.stderr)  # above the progress bar, not through it
+
+
 def run_study(args, methods, targets, cache_name: str) -> Study:
     """Run every (booster, method, target, fold, seed, trial) of ``args`` not in the cache
-    ``out/cache_name`` (with ``--report-only`` only read it) and select the runs."""
+    ``out/cache_name`` (with ``--report-only`` only read it) and select the runs. The trials run
+    where ``--workers`` / ``--scheduler`` say, ``--threads`` each; each finished trial is
+    appended to the cache at once, so a killed study started again retrains none of them."""
     started = time.time()
     if args.dataset == "lightgbm_lambdarank":
         args.folds = [1]  # the LightGBM sample has one train/test split
@@ -110,6 +119,6 @@ def run_study(args, methods, targets, cache_name: str) -> Study:
     if args.report_only:
         rows = [r for r in (cache.get(stable_hash(j.key_dict(space, cfg))) for j in jobs) if r]
     else:
-        rows = run_all(jobs, args.dataset, space, cfg, cache, progress=not args.no_progress,
-                       log=lambda s: print(s, file=sys.stderr, flush=True))
+        rows = run_all(jobs, args.dataset, space, cfg, cache, Execution.from_args(args),
+                       log=_log)
     return Study(args, out, space, cfg, rows, select_runs(rows), started)

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from ._data import Split, eval_target, load_split, target_labels, target_metric, test_metrics
+from ._executor import Execution, run_tasks, worker_split
+from ._jsonl import append_row, read_rows
 from ._methods import METHODS, make_sglb, applicable, make_objective
 from ._search import SPACE_VERSION, Space, sample_params
 
@@ -222,7 +224,8 @@ def run_trial(job: Job, split: Split, space: Space, cfg: TrainConfig) -> dict:
 class Cache:
     """Finished trials, one JSON line each, keyed by the hash of their configuration. Reads every
     ``*.jsonl`` in the folder (a later line of a hash replaces an earlier one: a failed trial that
-    succeeded on a rerun), appends to ``name``."""
+    succeeded on a rerun; a line torn by a kill is skipped), appends to ``name``, one line per
+    trial as it finishes (only the study's own process writes)."""
 
     def __init__(self, folder: Path, name: str):
         self.folder = Path(folder)
@@ -230,11 +233,7 @@ class Cache:
         self.path = self.folder / name
         self.rows = {}
         for f in sorted(self.folder.glob("*.jsonl")):
-            for line in f.read_text().splitlines():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:   # a line cut by an interruption
-                    continue
+            for row in read_rows(f):
                 self.rows[row["hash"]] = row
 
     def get(self, h):
@@ -242,41 +241,40 @@ class Cache:
 
     def add(self, row):
         self.rows[row["hash"]] = row
-        with open(self.path, "a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_row(self.path, row)
 
 
-def run_all(jobs, dataset, space, cfg, cache: Cache, progress=True, log=None):
-    """Run (or read from the cache) every job; returns the rows in job order."""
-    from tqdm.auto import tqdm
+def trial_row(job: Job, space: Space, cfg: TrainConfig, loader=load_split) -> dict:
+    """One trial where it runs (this process or a worker): its row, or its error row when the
+    training fails (a failed configuration is recorded, not fatal; a split that cannot be read
+    stops the study)."""
+    split = worker_split(loader, job.dataset, job.fold)
+    try:
+        return run_trial(job, split, space, cfg)
+    except Exception as exc:
+        key = job.key_dict(space, cfg)
+        return {"hash": stable_hash(key), **{k: v for k, v in key.items() if k != "space"},
+                "error": f"{type(exc).__name__}: {exc}"}
 
-    splits = {}
-    rows = []
-    def done(row):  # failed trials are retried
-        return row is not None and "error" not in row
 
-    todo = [j for j in jobs if not done(cache.get(stable_hash(j.key_dict(space, cfg))))]
-    bar = tqdm(total=len(todo), disable=not progress, desc=f"{dataset} trials", smoothing=0.05)
-    for job in jobs:
-        h = stable_hash(job.key_dict(space, cfg))
-        row = cache.get(h)
-        if not done(row):
-            if job.fold not in splits:
-                splits[job.fold] = load_split(dataset, job.fold)
-            bar.set_postfix_str(f"{job.booster} {job.method} {job.target} f{job.fold} "
-                                f"s{job.seed} t{job.trial}")
-            try:
-                row = run_trial(job, splits[job.fold], space, cfg)
-            except Exception as exc:  # a failed configuration is recorded, not fatal
-                row = {"hash": h, **{k: v for k, v in job.key_dict(space, cfg).items()
-                                     if k != "space"}, "error": f"{type(exc).__name__}: {exc}"}
-                if log:
-                    log(f"FAILED {job}: {row['error']}")
-            cache.add(row)
-            bar.update(1)
-        rows.append(row)
-    bar.close()
-    return rows
+def _finished(row) -> bool:  # failed trials are retried
+    return row is not None and "error" not in row
+
+
+def run_all(jobs, dataset, space, cfg, cache: Cache, execution: Execution = Execution(),
+            log=None, loader=load_split):
+    """Run every job not finished in the cache (serially, in a local pool or on a Dask cluster,
+    see ``execution``), appending each row to the cache as it arrives; returns the rows in job
+    order."""
+    hashes = [stable_hash(j.key_dict(space, cfg)) for j in jobs]
+    todo = [j for j, h in zip(jobs, hashes) if not _finished(cache.get(h))]
+    work = partial(trial_row, space=space, cfg=cfg, loader=loader)
+    for job, row in run_tasks(work, todo, execution, desc=f"{dataset} trials",
+                              failed=lambda r: "error" in r):
+        cache.add(row)
+        if "error" in row and log:
+            log(f"FAILED {job}: {row['error']}")
+    return [cache.get(h) for h in hashes]
 
 
 def make_jobs(dataset, boosters, methods, targets, folds, seeds, budget):
