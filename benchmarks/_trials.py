@@ -38,7 +38,9 @@ class TrainConfig:
     threads: int = 1
 
 
-def _set_numba_threads(threads):
+def set_numba_threads(threads):
+    """Numba's threads for this trial (thread-local in Numba: set by every trial, wherever it
+    runs, so that no trial inherits another's setting)."""
     try:
         import numba
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -201,7 +203,7 @@ def run_trial(job: Job, split: Split, space: Space, cfg: TrainConfig) -> dict:
     rng = np.random.default_rng(int(h, 16) % (2 ** 63))
     p = sample_params(job.method, space, rng)
     obj_seed = job.seed * 1000 + job.trial
-    _set_numba_threads(cfg.threads)
+    set_numba_threads(cfg.threads)
     t0 = time.perf_counter()
     predict, curve, n_trees = TRAINERS[job.booster](job.method, job.target, p, obj_seed, split,
                                                     cfg)

@@ -2,7 +2,8 @@
 
     python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank] [--folds 1 2 3 4 5]
         [--seeds 0 1 2] [--boosters lightgbm xgboost catboost] [--depth 6]
-        [--out benchmarks/results/<dataset>_defaults]
+        [--out benchmarks/results/<dataset>_defaults] [--threads 1] [--workers 1 | --scheduler
+        ADDRESS] [--no-progress]
 
 MQ2008 has 5 folds; the LightGBM lambdarank sample one train/test split, whose validation set
 is a fixed 20% of the training queries (:func:`benchmarks._data.load_split`).
@@ -28,15 +29,18 @@ paired t-test over test queries pooled over folds and seeds (SR vs the native).
 from __future__ import annotations
 
 import argparse
-import json
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
+from tqdm.auto import tqdm
 
 from ._data import load_split, test_metrics
-from ._trials import TRAINERS, TrainConfig
+from ._executor import Execution, add_execution_args, run_tasks, worker_split
+from ._jsonl import append_row, read_rows
+from ._trials import TRAINERS, TrainConfig, set_numba_threads
 
 METHODS = {"SR-R1soft": ("sr_r1soft", {}), "SR-R1": ("sr_r1", {"mu": 0.1}),
            "native LambdaMART": ("native_lambdamart", {}),
@@ -49,6 +53,7 @@ TEST_METRIC = {"NDCG@5": "NDCG@5", "MRR": "MRR"}
 def run_one(booster, method, target, fold, seed, split, cfg, depth=6):
     key, extra = METHODS[method]
     p = {"learning_rate": 0.1, "depth": depth, "l2": L2_DEFAULT[booster], **extra}
+    set_numba_threads(cfg.threads)
     start = time.perf_counter()
     predict, _, n_trees = TRAINERS[booster](key, target, p, seed, split, cfg)
     wall = time.perf_counter() - start
@@ -91,6 +96,14 @@ def summarise(rows, boosters):
     return "\n".join(lines)
 
 
+def run_task(task, dataset, cfg, depth, loader=load_split):
+    """One run ``(booster, method, target, fold, seed)`` where it executes (this process or a
+    worker), its fold read once per process."""
+    booster, method, target, fold, seed = task
+    split = worker_split(loader, dataset, fold)
+    return run_one(booster, method, target, fold, seed, split, cfg, depth)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"])
@@ -104,33 +117,31 @@ def main(argv=None):
     # Not the compare/ablation folder: their cache reads every *.jsonl there.
     ap.add_argument("--out", type=Path, default=None,
                     help="default benchmarks/results/<dataset>_defaults")
+    add_execution_args(ap)
     args = ap.parse_args(argv)
     if args.folds is None:
         args.folds = [1, 2, 3, 4, 5] if args.dataset == "mq2008" else [1]
     if args.out is None:
         args.out = Path(f"benchmarks/results/{args.dataset}_defaults")
-    cfg = TrainConfig(max_trees=args.max_trees, patience=50, threads=1)
+    cfg = TrainConfig(max_trees=args.max_trees, patience=50, threads=args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
     tag = "_".join(args.boosters) + ("" if args.depth == 6 else f"_depth{args.depth}")
     cache = args.out / f"defaults_{tag}.jsonl"
-    rows = [json.loads(line) for line in cache.read_text().splitlines()] if cache.exists() else []
+    rows = read_rows(cache)
     done = {(r["booster"], r["method"], r["target"], r["fold"], r["seed"]) for r in rows}
-    for fold in args.folds:
-        split = load_split(args.dataset, fold)
-        for booster in args.boosters:
-            for target in TARGETS:
-                for method in args.methods:
-                    for seed in args.seeds:
-                        if (booster, method, target, fold, seed) in done:
-                            continue
-                        row = run_one(booster, method, target, fold, seed, split, cfg,
-                                      args.depth)
-                        rows.append(row)
-                        with cache.open("a") as f:
-                            f.write(json.dumps(row) + "\n")
-                        print(f"fold {fold} {booster:8s} {target:6s} {method:18s} seed {seed} "
-                              f"{row['mean']:.4f} ({row['n_trees']} trees, {row['wall_s']} s)",
-                              flush=True)
+    tasks = [(booster, method, target, fold, seed) for fold in args.folds
+             for booster in args.boosters for target in TARGETS for method in args.methods
+             for seed in args.seeds if (booster, method, target, fold, seed) not in done]
+    finished = {}
+    work = partial(run_task, dataset=args.dataset, cfg=cfg, depth=args.depth)
+    for task, row in run_tasks(work, tasks, Execution.from_args(args),
+                               desc=f"{args.dataset} defaults runs"):
+        append_row(cache, row)  # at once: a killed run resumes after the last finished one
+        finished[task] = row
+        tqdm.write(f"fold {row['fold']} {row['booster']:8s} {row['target']:6s} "
+                   f"{row['method']:18s} seed {row['seed']} {row['mean']:.4f} "
+                   f"({row['n_trees']} trees, {row['wall_s']} s)")
+    rows += [finished[task] for task in tasks]  # task order, wherever the runs finished
     table = summarise(rows, args.boosters)
     header = (f"# {args.dataset} at the package defaults\n\nCommand: `python -m "
               f"benchmarks.defaults --dataset {args.dataset} --seeds "
