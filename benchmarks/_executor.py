@@ -51,7 +51,7 @@ def worker_split(loader: Callable, dataset: str, fold: int):
     Returns:
         The split; the last ``SPLITS_KEPT`` are kept.
     """
-    key = (pickle.dumps(loader), dataset, fold)  # equal loaders pickle equally across tasks
+    key = (_identity(loader), dataset, fold)
     with _splits_lock:
         if key in _splits:
             _splits.move_to_end(key)
@@ -61,6 +61,14 @@ def worker_split(loader: Callable, dataset: str, fold: int):
         while len(_splits) > SPLITS_KEPT:
             _splits.popitem(last=False)
         return split
+
+
+def _identity(loader):
+    # A task's loader arrives unpickled, a new object each time: equal loaders pickle equally.
+    try:
+        return pickle.dumps(loader)
+    except Exception:  # a local function: only usable in this process, where it is one object
+        return loader
 
 
 def forget_splits() -> None:
