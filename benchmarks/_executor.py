@@ -13,8 +13,9 @@ Example::
 The task function and its arguments travel to the workers by pickle, by reference to their
 module: workers must be able to import the ``benchmarks`` package. Local workers are started
 with the ``spawn`` method (a fresh interpreter; ``fork`` would copy this process's OpenMP and
-Numba thread pools, which deadlocks) and inherit this process's ``sys.path``; the workers of a
-remote cluster need the repository on their ``PYTHONPATH``. Each task sets its own threads and
+Numba thread pools, which deadlocks) and inherit this process's ``sys.path``, as do the workers
+of a ``LocalCluster`` started here; the workers of any other cluster need the repository on their
+``PYTHONPATH`` (``dask worker`` does not put its working directory there). Each task sets its own threads and
 seeds, so where and in which order it runs does not change its result.
 """
 
