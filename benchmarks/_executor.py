@@ -236,5 +236,5 @@ def _check_workers_import_benchmarks(client, address):
     missing = [w for w, ok in client.run(importable).items() if not ok]
     if missing:
         raise RuntimeError(f"the Dask workers {missing} at {address} cannot import the "
-                           "benchmarks package: start them from the repository root or put the "
-                           "repository on their PYTHONPATH")
+                           "benchmarks package: put the repository on their PYTHONPATH "
+                           "(e.g. PYTHONPATH=/path/to/repo dask worker ADDRESS)")
