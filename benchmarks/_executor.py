@@ -15,8 +15,8 @@ module: workers must be able to import the ``benchmarks`` package. Local workers
 with the ``spawn`` method (a fresh interpreter; ``fork`` would copy this process's OpenMP and
 Numba thread pools, which deadlocks) and inherit this process's ``sys.path``, as do the workers
 of a ``LocalCluster`` started here; the workers of any other cluster need the repository on their
-``PYTHONPATH`` (``dask worker`` does not put its working directory there). Each task sets its own threads and
-seeds, so where and in which order it runs does not change its result.
+``PYTHONPATH`` (``dask worker`` does not put its working directory there). Each task sets its
+own threads and seeds, so where and in which order it runs does not change its result.
 """
 
 from __future__ import annotations
