@@ -17,6 +17,7 @@ a 120 s watchdog around every training call keep a failure from hanging CI.
 """
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -460,3 +461,42 @@ def test_dask_sglb_run_is_reproducible(mq2008, client, frame):
     p1 = predict(5)
     np.testing.assert_array_equal(p1, predict(5))
     assert not np.array_equal(p1, predict(6))  # the seed matters
+
+
+# -- the README's recipe -----------------------------------------------------------------------
+# What LightGBM's and XGBoost's Dask front ends print before any parameter reaches them (network
+# set-up, once per worker thread; two threads' lines may interleave) and LightGBM's warning on
+# every Dask fit. Anything left once these are removed (a training log such as "Total Bins", a
+# warning of ours, a traceback) fails the test.
+_SETUP_OUTPUT = re.compile("|".join([
+    r"\[LightGBM\] \[(Info|Warning)\]", r"Finding random open ports for workers",
+    r"Trying to bind port \d+\.\.\.", r"Binding port \d+ succeeded", r"Listening\.\.\.",
+    r"Connected to rank \d+", r"Local rank: \d+, total number of machines: \d+",
+    r"Connecting to rank \d+ failed, waiting for \d+ milliseconds",
+    r"\S*lightgbm.dask\.py:\d+: UserWarning:", r"Parameter n_jobs will be ignored\.",
+    r'_log_warning\(f"Parameter \{param_alias\} will be ignored\."\)',
+    r"\[[\d:]+\] Task \[xgboost\.dask-\d+\]:\S+ got rank \d+"]))
+
+
+def _readme_dask_block():
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text().split("## Distributed training with Dask", 1)[1].split("\n## ")[0]
+    blocks = re.findall(r"```py\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 1, "the Dask section has one ```py recipe"
+    return blocks[0]
+
+
+@pytest.mark.slow
+def test_readme_dask_recipe_runs_quietly_as_written(tmp_path):
+    """The recipe, as a user copies it, in a fresh interpreter (it starts its own 2-worker
+    cluster): it reads 3 parquet files that cut queries, trains both boosters, saves both
+    models and prints no booster log beyond the network set-up."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", _readme_dask_block()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=WATCHDOG_S)
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert (tmp_path / "model.txt").stat().st_size and (tmp_path / "model.json").stat().st_size
+    noise = _SETUP_OUTPUT.sub("", done.stdout + done.stderr).strip()
+    assert not noise, noise[:3000]
