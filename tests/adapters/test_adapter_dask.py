@@ -465,9 +465,10 @@ def test_dask_sglb_run_is_reproducible(mq2008, client, frame):
 
 # -- the README's recipe -----------------------------------------------------------------------
 # What LightGBM's and XGBoost's Dask front ends print before any parameter reaches them (network
-# set-up, once per worker thread; two threads' lines may interleave) and LightGBM's warning on
-# every Dask fit. Anything left once these are removed (a training log such as "Total Bins", a
-# warning of ours, a traceback) fails the test.
+# set-up, once per worker thread; two threads' lines may interleave), LightGBM's warning on every
+# Dask fit, and distributed's notice when another cluster on the machine holds the dashboard port.
+# Anything left once these are removed (a training log such as "Total Bins", a warning of ours, a
+# traceback) fails the test.
 _SETUP_OUTPUT = re.compile("|".join([
     r"\[LightGBM\] \[(Info|Warning)\]", r"Finding random open ports for workers",
     r"Trying to bind port \d+\.\.\.", r"Binding port \d+ succeeded", r"Listening\.\.\.",
@@ -475,7 +476,10 @@ _SETUP_OUTPUT = re.compile("|".join([
     r"Connecting to rank \d+ failed, waiting for \d+ milliseconds",
     r"\S*lightgbm.dask\.py:\d+: UserWarning:", r"Parameter n_jobs will be ignored\.",
     r'_log_warning\(f"Parameter \{param_alias\} will be ignored\."\)',
-    r"\[[\d:]+\] Task \[xgboost\.dask-\d+\]:\S+ got rank \d+"]))
+    r"\[[\d:]+\] Task \[xgboost\.dask-\d+\]:\S+ got rank \d+",
+    r"\S*distributed.node\.py:\d+: UserWarning: Port \d+ is already in use\.\s+Perhaps you "
+    r"already have a cluster running\?\s+Hosting the HTTP server on port \d+ instead\s+"
+    r"warnings\.warn\("]))
 
 
 def _readme_dask_block():
