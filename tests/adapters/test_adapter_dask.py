@@ -17,6 +17,7 @@ a 120 s watchdog around every training call keep a failure from hanging CI.
 """
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -143,6 +144,83 @@ def test_non_contiguous_query_is_refused():
         sdask.check_query_partitions(df, "qid")
     with pytest.raises(sdask.SplitQueryError, match="non-contiguous"):
         sdask.repartition_by_query(df, "qid")
+
+
+# -- frames straight from files (one partition per file; the 2-worker LocalCluster) ------------
+# A column of such a frame (df["qid"]) is read in fewer, fused partitions than the frame itself;
+# every function below must still see one partition per file.
+N_FILE_QUERIES = 40  # the first queries of MQ2008 train: enough rows for 5 files, seconds
+
+
+def _write_files(directory, pdf, row_bounds, fmt):
+    """File i holds rows row_bounds[i]:row_bounds[i + 1] of pdf; the frame read back from them."""
+    for i, (lo, hi) in enumerate(zip(row_bounds[:-1], row_bounds[1:])):
+        part = pdf.iloc[lo:hi]
+        if fmt == "parquet":
+            part.to_parquet(directory / f"part{i:02d}.parquet", index=False)
+        else:
+            part.to_csv(directory / f"part{i:02d}.csv", index=False)
+    if fmt == "parquet":
+        return dd.read_parquet(directory)
+    return dd.read_csv(directory / "*.csv")
+
+
+def _file_bounds(query_offsets, n_files, cut_last=False):
+    """Row bounds of n_files files at query starts; cut_last: the last file's first row goes to
+    the file before it (a query split across files, hidden on main by the fused qid column)."""
+    n_queries = query_offsets.size - 1
+    bounds = query_offsets[np.linspace(0, n_queries, n_files + 1).round().astype(int)].copy()
+    if cut_last:
+        bounds[-2] += 1
+    return bounds
+
+
+def _first_queries(mq2008):
+    train, _, pdf, _ = mq2008
+    offsets = train.query_offsets[:N_FILE_QUERIES + 1]
+    return pdf.iloc[:offsets[-1]].reset_index(drop=True), offsets
+
+
+@pytest.mark.parametrize("fmt, n_files", [("parquet", 1), ("parquet", 2), ("parquet", 3),
+                                          ("parquet", 5), ("csv", 3)])
+def test_frames_read_from_files_have_one_partition_per_file(fmt, n_files, mq2008, client,
+                                                            tmp_path):
+    pdf, offsets = _first_queries(mq2008)
+    bounds = _file_bounds(offsets, n_files)
+    df = _write_files(tmp_path, pdf, bounds, fmt)
+    per_file = [np.diff(offsets[(offsets >= lo) & (offsets <= hi)])
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+    repaired = sdask.repartition_by_query(df, "qid")  # main: IndexError (the fused qid column)
+    assert repaired.npartitions == n_files
+    pd.testing.assert_frame_equal(repaired.compute().reset_index(drop=True), pdf)
+    sizes = sdask.check_query_partitions(df, "qid")
+    assert [s.tolist() for s in sizes] == [s.tolist() for s in per_file]
+    layout = sdask.query_layout(df, "qid", "label")
+    assert [s.tolist() for s in layout.sizes] == [s.tolist() for s in per_file]
+    for given in (layout, None):
+        X, y, group = sdask.lightgbm_inputs(df, "qid", "label", layout=given)
+        assert len(X.to_delayed()) == len(y.to_delayed()) == group.numblocks[0] == n_files
+        assert group.chunks[0] == tuple(s.size for s in per_file)
+        np.testing.assert_allclose(y.compute().to_numpy(), pdf["label"].to_numpy())
+        assert X.compute().shape == (len(pdf), pdf.shape[1] - 2)
+
+
+@pytest.mark.parametrize("n_files", [2, 3, 5])
+def test_query_cut_by_a_file_boundary_is_refused_or_repaired(n_files, mq2008, client, tmp_path):
+    pdf, offsets = _first_queries(mq2008)
+    df = _write_files(tmp_path, pdf, _file_bounds(offsets, n_files, cut_last=True), "parquet")
+    for refused in (lambda: sdask.check_query_partitions(df, "qid"),
+                    lambda: sdask.query_layout(df, "qid", "label"),
+                    lambda: sdask.lightgbm_inputs(df, "qid", "label"),
+                    lambda: sdask.xgboost_dmatrix(client, df, "qid", "label")):
+        with pytest.raises(sdask.SplitQueryError, match="split across partitions"):
+            refused()
+    repaired = sdask.repartition_by_query(df, "qid")
+    sizes = sdask.check_query_partitions(repaired, "qid")
+    assert len(sizes) == n_files and all(s.size for s in sizes)
+    np.testing.assert_array_equal(np.concatenate(sizes), np.diff(offsets))
+    pd.testing.assert_frame_equal(repaired.compute().reset_index(drop=True), pdf)
 
 
 # -- per-partition seeding (no cluster) --------------------------------------------------------
@@ -383,3 +461,46 @@ def test_dask_sglb_run_is_reproducible(mq2008, client, frame):
     p1 = predict(5)
     np.testing.assert_array_equal(p1, predict(5))
     assert not np.array_equal(p1, predict(6))  # the seed matters
+
+
+# -- the README's recipe -----------------------------------------------------------------------
+# What LightGBM's and XGBoost's Dask front ends print before any parameter reaches them (network
+# set-up, once per worker thread; two threads' lines may interleave), LightGBM's warning on every
+# Dask fit, and distributed's notice when another cluster on the machine holds the dashboard port.
+# Anything left once these are removed (a training log such as "Total Bins", a warning of ours, a
+# traceback) fails the test.
+_SETUP_OUTPUT = re.compile("|".join([
+    r"\[LightGBM\] \[(Info|Warning)\]", r"Finding random open ports for workers",
+    r"Trying to bind port \d+\.\.\.", r"Binding port \d+ succeeded", r"Listening\.\.\.",
+    r"Connected to rank \d+", r"Local rank: \d+, total number of machines: \d+",
+    r"Connecting to rank \d+ failed, waiting for \d+ milliseconds",
+    r"\S*lightgbm.dask\.py:\d+: UserWarning:", r"Parameter n_jobs will be ignored\.",
+    r'_log_warning\(f"Parameter \{param_alias\} will be ignored\."\)',
+    r"\[[\d:]+\] Task \[xgboost\.dask-\d+\]:\S+ got rank \d+",
+    r"\S*distributed.node\.py:\d+: UserWarning: Port \d+ is already in use\.\s+Perhaps you "
+    r"already have a cluster running\?\s+Hosting the HTTP server on port \d+ instead\s+"
+    r"warnings\.warn\("]))
+
+
+def _readme_dask_block():
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text().split("## Distributed training with Dask", 1)[1].split("\n## ")[0]
+    blocks = re.findall(r"```py\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 1, "the Dask section has one ```py recipe"
+    return blocks[0]
+
+
+@pytest.mark.slow
+def test_readme_dask_recipe_runs_quietly_as_written(tmp_path):
+    """The recipe, as a user copies it, in a fresh interpreter (it starts its own 2-worker
+    cluster): it reads 3 parquet files that cut queries, trains both boosters, saves both
+    models and prints no booster log beyond the network set-up."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", _readme_dask_block()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=WATCHDOG_S)
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    assert (tmp_path / "model.txt").stat().st_size and (tmp_path / "model.json").stat().st_size
+    noise = _SETUP_OUTPUT.sub("", done.stdout + done.stderr).strip()
+    assert not noise, noise[:3000]

@@ -5,8 +5,10 @@ No gradient mathematics lives here. The modules, by concern:
 * :mod:`.partitions`: :func:`check_query_partitions` (raises :class:`SplitQueryError` if a
   query is cut by a partition boundary -- both boosting libraries would silently treat the
   pieces as two queries), :func:`repartition_by_query` / :func:`rechunk_by_query` (move the
-  boundaries to query starts, keeping the row order and balancing the row counts) and
-  :func:`query_layout` (:class:`QueryLayout`: each partition's query sizes and digest);
+  boundaries to query starts, keeping the row order and balancing the row counts); all of them
+  work on frames straight from ``read_parquet`` / ``read_csv`` (one partition per file);
+* :mod:`.layout`: :func:`query_layout` (:class:`QueryLayout`: each partition's query sizes and
+  digest);
 * :mod:`.inputs`: :func:`lightgbm_inputs` (``X, y, group`` for ``DaskLGBMRanker.fit``) and
   :func:`xgboost_dmatrix` (a ``DaskDMatrix`` with the global query number as ``qid``);
 * :mod:`.seeding`: noise keyed per partition (:class:`PartitionSGLB`, whose formula is
@@ -44,9 +46,9 @@ _WHERE = {
     "check_query_partitions": "partitions",
     "repartition_by_query": "partitions",
     "rechunk_by_query": "partitions",
-    "query_layout": "partitions",
-    "QueryLayout": "partitions",
-    "partition_digest": "partitions",
+    "query_layout": "layout",
+    "QueryLayout": "layout",
+    "partition_digest": "layout",
     "lightgbm_inputs": "inputs",
     "xgboost_dmatrix": "inputs",
     "PartitionSGLB": "seeding",

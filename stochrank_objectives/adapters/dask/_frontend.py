@@ -26,7 +26,7 @@ import threading
 import uuid
 
 from ...sglb import SGLB
-from .partitions import QueryLayout
+from .layout import QueryLayout
 from .seeding import PartitionSGLB, _PartitionSeeded, _Segmenter
 
 # Per worker thread: token of the running front end -> (adapter, adapter callback). Thread-local
@@ -51,7 +51,7 @@ class _DaskFrontEnd:
     Args:
       objective: one of this package's objectives (anything with the ``grad_hess`` protocol).
       sglb: an :class:`~stochrank_objectives.sglb.SGLB` schedule, or None.
-      layout: the :class:`~.partitions.QueryLayout` of the trained frame, or None.
+      layout: the :class:`~.layout.QueryLayout` of the trained frame, or None.
     """
 
     _adapter_type = None

@@ -3,8 +3,11 @@
 Each library receives the query structure in its own form: LightGBM a ``group`` array of query
 sizes chunked exactly like the frame (:func:`lightgbm_inputs`), XGBoost a ``qid`` column that must
 be non-decreasing on every worker (:func:`xgboost_dmatrix`). Both builders check the partitions
-first (or trust a :class:`~.partitions.QueryLayout` computed from the same frame). Booster
-modules are imported inside the builder that needs them, so either library alone is enough.
+first (or trust a :class:`~.layout.QueryLayout` computed from the same frame). Features, labels
+and query structure are all cut from the frame's own partitions (see :mod:`.partitions`): a
+column of a frame read from files may be read in fewer, fused partitions, and both libraries
+pair the partitions of ``X``, ``y`` and the query structure one to one. Booster modules are
+imported inside the builder that needs them, so either library alone is enough.
 
 Example::
 
@@ -17,24 +20,40 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .partitions import _runs, check_query_partitions
+from .partitions import _frame_parts, _runs, check_query_partitions
 
 __all__ = ["lightgbm_inputs", "xgboost_dmatrix"]
 
 
-def _features(df, qid, label, features):
+def _select(part, columns):
+    return part[columns]
+
+
+def _frame_inputs(df, qid, label, features, layout):
+    """``(parts, sizes, X, y)``: the frame's parts, their query sizes, features and labels.
+
+    ``X`` and ``y`` are built from the same delayed parts, so they have exactly one partition
+    per entry of ``sizes`` (and share the reads when computed together).
+    """
+    import dask
+    import dask.dataframe as dd
+
     if features is None:
         features = [c for c in df.columns if c not in (qid, label)]
-    return list(features)
-
-
-def _sizes(df, qid, layout):
+    features = list(features)
+    parts = _frame_parts(df, qid, label, *features)
     if layout is None:
-        return check_query_partitions(df, qid)
-    if layout.npartitions != df.npartitions:
+        sizes = check_query_partitions(df, qid)
+    elif layout.npartitions != len(parts):
         raise ValueError(f"the layout has {layout.npartitions} partitions, the frame "
-                         f"{df.npartitions}: compute it from this frame")
-    return layout.sizes
+                         f"{len(parts)}: compute it from this frame (query_layout(df, ...))")
+    else:
+        sizes = layout.sizes
+    X = dd.from_delayed([dask.delayed(_select)(p, features) for p in parts],
+                        meta=df._meta[features], verify_meta=False)
+    y = dd.from_delayed([dask.delayed(_select)(p, label) for p in parts],
+                        meta=df._meta[label], verify_meta=False)
+    return parts, sizes, X, y
 
 
 def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
@@ -53,7 +72,7 @@ def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
       qid: the query-id column.
       label: the label column.
       features: the feature columns (default: all columns but ``qid`` and ``label``).
-      layout: :func:`~.partitions.query_layout` of ``df``; saves the pass over the query ids
+      layout: :func:`~.layout.query_layout` of ``df``; saves the pass over the query ids
         (without it the partitions are checked with :func:`~.partitions.check_query_partitions`).
 
     Returns:
@@ -61,17 +80,17 @@ def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
     """
     import dask.array as da
 
-    sizes = _sizes(df, qid, layout)
+    _, sizes, X, y = _frame_inputs(df, qid, label, features, layout)
     if any(s.size == 0 for s in sizes):
         raise ValueError("the frame has empty partitions; use repartition_by_query first")
     group = da.concatenate([da.from_array(s, chunks=(s.size,)) for s in sizes])
-    return df[_features(df, qid, label, features)], df[label], group
+    return X, y, group
 
 
-def _query_numbers(part, first: int):
-    _, lengths = _runs(part.to_numpy())
+def _query_numbers(part, qid, first: int):
+    _, lengths = _runs(part[qid].to_numpy())
     return pd.Series(np.repeat(np.arange(first, first + lengths.size, dtype=np.int64), lengths),
-                     index=part.index, name=part.name)
+                     index=part.index, name=qid)
 
 
 def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None, **kwargs):
@@ -97,11 +116,9 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
     import dask.dataframe as dd
     from xgboost import dask as dxgb
 
-    sizes = _sizes(df, qid, layout)
+    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout)
     firsts = np.concatenate([[0], np.cumsum([s.size for s in sizes])])
-    parts = df[qid].to_delayed()
     numbers = dd.from_delayed(
-        [dask.delayed(_query_numbers)(p, int(f)) for p, f in zip(parts, firsts[:-1])],
+        [dask.delayed(_query_numbers)(p, qid, int(f)) for p, f in zip(parts, firsts[:-1])],
         meta=pd.Series(dtype=np.int64, name=qid), verify_meta=False)
-    return dxgb.DaskDMatrix(client, df[_features(df, qid, label, features)], df[label],
-                            qid=numbers, **kwargs)
+    return dxgb.DaskDMatrix(client, X, y, qid=numbers, **kwargs)

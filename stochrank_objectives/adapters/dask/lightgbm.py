@@ -53,7 +53,7 @@ class DaskLGBMObjective(_DaskFrontEnd):
       objective: one of this package's objectives; each worker calls a copy per partition.
       sglb: an :class:`~stochrank_objectives.sglb.SGLB` schedule, or None; the callback sets
         LightGBM's per-tree learning rate and :meth:`finalize` scales the model by ``c^T``.
-      layout: :func:`~.partitions.query_layout` of the trained frame (keys the noise per
+      layout: :func:`~.layout.query_layout` of the trained frame (keys the noise per
         partition), or None (keys it per worker shard).
     """
 

@@ -3,7 +3,7 @@
 Both libraries concatenate the partitions a worker holds into one shard and call the objective
 once per shard. The one ``SeedSequence([seed, t])`` stream of a single machine would then give
 every shard the *same* draws. So, on a worker, :class:`_Segmenter` cuts the shard back into the
-original partitions (with a :class:`~.partitions.QueryLayout`: matched by row count, query count
+original partitions (with a :class:`~.layout.QueryLayout`: matched by row count, query count
 and digest), and
 
 * :class:`PartitionSGLB` draws the Langevin noise of partition ``p`` at iteration ``t`` from
@@ -31,7 +31,7 @@ import copy
 import numpy as np
 
 from ...sglb import SGLB
-from .partitions import QueryLayout, partition_digest
+from .layout import QueryLayout, partition_digest
 
 __all__ = ["PartitionSGLB"]
 
@@ -47,7 +47,7 @@ class _Segmenter:
         for key, row0, row1, labels_p, offsets_p in _Segmenter(layout)(labels, offsets): ...
 
     Args:
-      layout: the :class:`~.partitions.QueryLayout` of the trained frame, or None (the whole
+      layout: the :class:`~.layout.QueryLayout` of the trained frame, or None (the whole
         shard is one segment keyed by its digest).
     """
 

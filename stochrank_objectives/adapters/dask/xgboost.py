@@ -22,7 +22,7 @@ import xgboost as xgb
 from ...sglb import SGLB
 from ..xgboost import DEFAULT_PARAMS, XGBObjective
 from ._frontend import _DaskFrontEnd
-from .partitions import QueryLayout
+from .layout import QueryLayout
 
 __all__ = ["DaskXGBObjective", "train_xgboost"]
 
@@ -43,7 +43,7 @@ class DaskXGBObjective(_DaskFrontEnd):
       objective: one of this package's objectives; each worker calls a copy per partition.
       sglb: an :class:`~stochrank_objectives.sglb.SGLB` schedule, or None; the callback sets
         XGBoost's per-tree learning rate and finalises the booster on the workers.
-      layout: :func:`~.partitions.query_layout` of the trained frame (keys the noise per
+      layout: :func:`~.layout.query_layout` of the trained frame (keys the noise per
         partition), or None (keys it per worker shard).
     """
 
@@ -97,7 +97,7 @@ def train_xgboost(client, params: dict, dtrain, num_boost_round: int, objective,
       num_boost_round: number of trees.
       objective: one of this package's objectives.
       sglb: an :class:`~stochrank_objectives.sglb.SGLB` schedule, or None.
-      layout: :func:`~.partitions.query_layout` of the trained frame, or None.
+      layout: :func:`~.layout.query_layout` of the trained frame, or None.
       callbacks: further XGBoost callbacks, run after the objective's.
       kwargs: passed to ``xgboost.dask.train`` (``evals``, ``custom_metric``, ...).
 
