@@ -42,6 +42,7 @@ import hashlib
 import json
 import os
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -273,8 +274,8 @@ def load_letor_file(path, cache_dir=None):
             with np.load(cached, allow_pickle=False) as stored:
                 if str(stored["source"]) == key:
                     return stored["X"], stored["y"], stored["qid"]
-        except (OSError, ValueError, KeyError):  # a cut or foreign file: parse again
-            pass
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            pass   # a cut or foreign file: parse again
     X, y, qid = _parse(path)
     cache_dir.mkdir(parents=True, exist_ok=True)
     ignore = cache_dir / ".gitignore"
