@@ -98,6 +98,9 @@ def _split_file(folder: Path, split: str) -> Path:
 def mq2008_parts(split: str, fold: int) -> list:
     """The parts (1-5 for S1-S5) of MQ2008's ``split`` in ``fold``, in the release's order.
 
+    >>> mq2008_parts("train", 2), mq2008_parts("vali", 2), mq2008_parts("test", 2)
+    ([2, 3, 4], [5], [1])
+
     Fold k trains on S(k), S(k+1), S(k+2), validates on S(k+3) and tests on S(k+4) (mod 5,
     1-based): each fold's vali is the previous fold's test, and its train is the next three
     folds' tests, concatenated (checked line by line against the released folds).
