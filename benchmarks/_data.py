@@ -6,6 +6,12 @@ NDCG@10 (``2^r - 1`` gains), MRR (relevant iff ``y > 0``), ERR@10 (``R = (2^r - 
 all with worst-permutation ties. Queries without a relevant document: the package's convention
 (NDCG = 1, MRR = ERR = 0; what CatBoost/LightGBM/XGBoost report) by default, and the same metrics
 with such queries skipped.
+
+Data sets: the bundled ``mq2008`` (5 folds) and ``lightgbm_lambdarank`` (one train/test split),
+or any LETOR folder given with ``--data`` (:func:`open_data_folder`; layouts in
+:mod:`stochrank_objectives.letor`). A set without validation files gets a fixed 20% of each
+fold's train queries as its validation split (seed ``VALID_SPLIT_SEED``). ``g_max`` of ERR is
+the largest label of the fold's files.
 """
 
 from __future__ import annotations
@@ -21,12 +27,15 @@ import numpy as np  # noqa: E402
 from stochrank_objectives import metrics as M  # noqa: E402
 from stochrank_objectives.data import (  # noqa: E402
     RankingData, load_lightgbm_lambdarank, load_mq2008)
+from stochrank_objectives.letor import LetorLayout, letor_layout, load_letor_fold  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
+DATA_CACHE = RESULTS / ".data_cache"   # parsed --data files (ignored by git)
+BUNDLED = {"mq2008": [1, 2, 3, 4, 5], "lightgbm_lambdarank": [1]}  # data set -> its folds
 BOOSTERS = ("lightgbm", "xgboost", "catboost")
 TARGETS = ("NDCG@5", "MRR")
 TEST_METRICS = ("NDCG@5", "NDCG@10", "MRR", "ERR@10")
-VALID_FRACTION = 0.2     # LightGBM sample: share of train queries held out for validation
+VALID_FRACTION = 0.2     # sets without validation files: share of train queries held out
 VALID_SPLIT_SEED = 20200713
 
 
@@ -38,6 +47,46 @@ class Split:
     grade_max: int
 
 
+class DataFolder(str):
+    """A LETOR folder given with ``--data``, as its name (a ``str``: trial keys, cache rows and
+    reports treat it as the data set's name, so a results folder can move between machines
+    that mount the data elsewhere), with its ``layout`` and ``cache_dir``; pickles to worker
+    processes as is."""
+
+    def __new__(cls, layout: LetorLayout, cache_dir):
+        self = super().__new__(cls, layout.name)
+        self.layout, self.cache_dir = layout, cache_dir
+        return self
+
+    def __getnewargs__(self):
+        return self.layout, self.cache_dir
+
+
+def open_data_folder(path, cache_dir=None) -> DataFolder:
+    """``--data PATH``: the folder's layout (checked now: a missing file fails before any
+    training), parsed files cached in ``cache_dir`` (default :data:`DATA_CACHE`)."""
+    return DataFolder(letor_layout(path), Path(cache_dir) if cache_dir else DATA_CACHE)
+
+
+def dataset_folds(dataset) -> list:
+    """The folds a data set has (a ``--data`` folder: its ``FoldK`` numbers, or 1)."""
+    return sorted(dataset.layout.folds) if isinstance(dataset, DataFolder) else BUNDLED[dataset]
+
+
+def resolve_dataset(args):
+    """``(dataset, folds)`` from ``--data``/``--cache-dir``/``--dataset``/``--folds``: the folds
+    default to all of the data set's and must be among them."""
+    dataset = (open_data_folder(args.data, args.cache_dir) if getattr(args, "data", None)
+               else args.dataset)
+    available = dataset_folds(dataset)
+    folds = args.folds or available
+    missing = [k for k in folds if k not in available]
+    if missing:
+        raise SystemExit(f"--folds {' '.join(map(str, missing))}: {dataset} has folds "
+                         f"{' '.join(map(str, available))}")
+    return dataset, folds
+
+
 def _take_queries(data: RankingData, queries: np.ndarray) -> RankingData:
     offs = data.query_offsets
     rows = np.concatenate([np.arange(offs[q], offs[q + 1]) for q in queries])
@@ -46,24 +95,48 @@ def _take_queries(data: RankingData, queries: np.ndarray) -> RankingData:
                        np.concatenate(([0], np.cumsum(sizes))).astype(np.int64))
 
 
-def load_split(dataset: str, fold: int) -> Split:
-    """Train/validation/test of one fold. ``lightgbm_lambdarank`` has train/test only: the
-    validation split is a random 20% of the train queries (seed ``VALID_SPLIT_SEED``, the same
-    for every run); it has one 'fold'."""
+def hold_out_validation(train: RankingData):
+    """``(train, valid)``: a random ``VALID_FRACTION`` of the queries (seed
+    ``VALID_SPLIT_SEED``, the same for every run) becomes the validation split."""
+    perm = np.random.default_rng(VALID_SPLIT_SEED).permutation(train.n_queries)
+    n_valid = int(round(VALID_FRACTION * train.n_queries))
+    valid_q, train_q = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
+    return _take_queries(train, train_q), _take_queries(train, valid_q)
+
+
+def validation_note(dataset) -> str | None:
+    """How the validation split was made, when it is not the data set's own."""
+    if dataset == "lightgbm_lambdarank" or (isinstance(dataset, DataFolder)
+                                            and not dataset.layout.has_validation):
+        return (f"a random {VALID_FRACTION:.0%} of the train queries (seed {VALID_SPLIT_SEED}), "
+                "the same for every run")
+    return None
+
+
+def _grade_max(*splits) -> int:
+    return int(np.ceil(max(float(s.y.max()) for s in splits if s.y.size)))
+
+
+def load_split(dataset, fold: int) -> Split:
+    """Train/validation/test of one fold of a bundled data set or a :class:`DataFolder`;
+    without validation files the validation split comes from :func:`hold_out_validation`."""
+    if isinstance(dataset, DataFolder):
+        splits = load_letor_fold(dataset.layout, fold, dataset.cache_dir)
+        train, valid, test = splits["train"], splits["vali"], splits["test"]
+        if valid is None:
+            train, valid = hold_out_validation(train)
+        return Split(train, valid, test, _grade_max(train, valid, test))
     if dataset == "mq2008":
         return Split(load_mq2008("train", fold), load_mq2008("vali", fold),
                      load_mq2008("test", fold), 2)
     if dataset == "lightgbm_lambdarank":
         if fold != 1:
             raise ValueError("lightgbm_lambdarank has a single train/test split: use --folds 1")
-        full = load_lightgbm_lambdarank("train")
-        perm = np.random.default_rng(VALID_SPLIT_SEED).permutation(full.n_queries)
-        n_valid = int(round(VALID_FRACTION * full.n_queries))
-        valid_q, train_q = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
+        train, valid = hold_out_validation(load_lightgbm_lambdarank("train"))
         test = load_lightgbm_lambdarank("test")
-        return Split(_take_queries(full, train_q), _take_queries(full, valid_q), test,
-                     int(max(full.y.max(), test.y.max())))
-    raise ValueError(f"unknown dataset {dataset!r}: mq2008 or lightgbm_lambdarank")
+        return Split(train, valid, test, _grade_max(train, valid, test))
+    raise ValueError(f"unknown dataset {dataset!r}: mq2008, lightgbm_lambdarank, or a LETOR "
+                     "folder with --data PATH")
 
 
 def target_labels(y: np.ndarray, target: str) -> np.ndarray:

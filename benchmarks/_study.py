@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._data import BOOSTERS, RESULTS
+from ._data import BOOSTERS, DATA_CACHE, RESULTS, resolve_dataset
 from ._executor import Execution, add_execution_args
 from ._reports import budget_lines, environment_line, write_csv
 from ._search import Space
@@ -25,10 +25,24 @@ from ._stats import select_runs
 from ._trials import Cache, TrainConfig, make_jobs, run_all, stable_hash
 
 
+def add_data_args(ap):
+    """``--dataset`` (bundled), ``--data PATH`` (any LETOR folder) and ``--cache-dir``."""
+    ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"],
+                    help="a bundled data set (ignored with --data)")
+    ap.add_argument("--data", default=None, metavar="PATH",
+                    help="a LETOR folder: Fold1..FoldK/{train,vali,test}.txt[.gz] (MSLR, "
+                         "LETOR, Istella) or the split files directly (Yahoo: "
+                         "PATH/set1 picks set1.train.txt, set1.valid.txt, set1.test.txt)")
+    ap.add_argument("--cache-dir", default=None,
+                    help="where --data files are kept once parsed (default "
+                         f"benchmarks/results/{DATA_CACHE.name})")
+
+
 def add_common_args(ap, default_budget, default_folds):
     """The options every study takes (data, budget, training, output, where the trials run)."""
-    ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"])
-    ap.add_argument("--folds", type=int, nargs="+", default=default_folds)
+    add_data_args(ap)
+    ap.add_argument("--folds", type=int, nargs="+", default=default_folds,
+                    help="default: every fold of the data set")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--budget", type=int, default=default_budget,
                     help="random-search trials per (booster, method, target, fold, seed)")
@@ -38,7 +52,8 @@ def add_common_args(ap, default_budget, default_folds):
                     help="lower end of the log-uniform learning rate (paper: 1e-3 with 1000 "
                          "trees)")
     ap.add_argument("--out", default=None, help="output folder (default "
-                                                "benchmarks/results/<dataset>)")
+                                                "benchmarks/results/<dataset or --data folder "
+                                                "name>)")
     ap.add_argument("--no-plots", action="store_true")
     add_execution_args(ap)
 
@@ -46,7 +61,7 @@ def add_common_args(ap, default_budget, default_folds):
 def study_parser(doc: str, default_boosters) -> argparse.ArgumentParser:
     """A parser with the shared options, ``--boosters`` and ``--report-only``."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
-    add_common_args(ap, default_budget=5, default_folds=[1, 2, 3, 4, 5])
+    add_common_args(ap, default_budget=5, default_folds=None)
     ap.add_argument("--boosters", nargs="+", default=list(default_boosters), choices=BOOSTERS)
     ap.add_argument("--report-only", action="store_true",
                     help="write the tables and plots from the cache without training")
@@ -108,17 +123,18 @@ def run_study(args, methods, targets, cache_name: str) -> Study:
     where ``--workers`` / ``--scheduler`` say, ``--threads`` each; each finished trial is
     appended to the cache at once, so a killed study started again retrains none of them."""
     started = time.time()
-    if args.dataset == "lightgbm_lambdarank":
-        args.folds = [1]  # the LightGBM sample has one train/test split
+    # a --data folder is a str subclass: its name in reports and paths, its files for loading
+    args.dataset, args.folds = resolve_dataset(args)
+    dataset = args.dataset
     out = Path(args.out) if args.out else RESULTS / args.dataset
     space = Space(lr_min=args.lr_min)
     cfg = TrainConfig(max_trees=args.max_trees, patience=args.patience, threads=args.threads)
     cache = Cache(out, cache_name)
-    jobs = make_jobs(args.dataset, args.boosters, methods, targets, args.folds, args.seeds,
+    jobs = make_jobs(dataset, args.boosters, methods, targets, args.folds, args.seeds,
                      args.budget)
     if args.report_only:
         rows = [r for r in (cache.get(stable_hash(j.key_dict(space, cfg))) for j in jobs) if r]
     else:
-        rows = run_all(jobs, args.dataset, space, cfg, cache, Execution.from_args(args),
+        rows = run_all(jobs, dataset, space, cfg, cache, Execution.from_args(args),
                        log=_log)
     return Study(args, out, space, cfg, rows, select_runs(rows), started)

@@ -1,6 +1,6 @@
 """Table 3 of the StochasticRank paper: what each ingredient of StochasticRank contributes.
 
-    python -m benchmarks.ablation [--dataset mq2008] [--folds 1 2 3 4 5] [--seeds 0]
+    python -m benchmarks.ablation [--dataset mq2008 | --data PATH] [--folds 1 2 3 4 5] [--seeds 0]
         [--boosters lightgbm] [--budget 5] [--max-trees 300] [--patience 50] [--out DIR]
 
 Variants, all ``StochasticRank(metric="NDCG", top=5)`` with one noise sample per gradient

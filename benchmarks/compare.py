@@ -1,9 +1,14 @@
 """Table 2 of the StochasticRank paper: every ranking objective in every booster, tuned and tested.
 
-    python -m benchmarks.compare [--dataset mq2008|lightgbm_lambdarank] [--folds 1 2 3 4 5]
+    python -m benchmarks.compare [--dataset mq2008|lightgbm_lambdarank | --data PATH
+        [--cache-dir DIR]] [--folds 1 2 3 4 5]
         [--seeds 0] [--boosters lightgbm xgboost catboost] [--methods ...] [--targets NDCG@5 MRR]
         [--budget 5] [--max-trees 300] [--patience 50] [--lr-min 0.01] [--threads 1]
         [--out benchmarks/results/<dataset>]
+
+``--data PATH``: any LETOR folder (``Fold1..FoldK`` or the split files directly; see
+:mod:`stochrank_objectives.letor`), parsed once into ``--cache-dir``; results go to
+``benchmarks/results/<folder name>``.
 
 For every booster x method x target (``NDCG@5``; ``MRR`` with binarised labels where the method
 can optimise it) and every fold x seed, ``--budget`` random-search trials (supplement F ranges,
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import sys
 
-from ._data import BOOSTERS, TARGETS, TEST_METRICS, VALID_FRACTION, VALID_SPLIT_SEED
+from ._data import BOOSTERS, TARGETS, TEST_METRICS, validation_note
 from ._methods import COMPARE_METHODS, METHODS
 from ._reports import fmt, plot_bars, plot_curves
 from ._stats import paired_test, summarise
@@ -61,9 +66,8 @@ def build_markdown(study: Study, methods, sfx=""):
         "'runs' and 'trees' (mean trees of the selected early-stopped models): NDCG@5 / MRR "
         "target.",
     ]
-    if args.dataset == "lightgbm_lambdarank":
-        lines.append(f"- Validation split: a random {VALID_FRACTION:.0%} of the train queries "
-                     f"(seed {VALID_SPLIT_SEED}), the same for every run; test = rank.test.")
+    if validation_note(args.dataset):
+        lines.append(f"- Validation split: {validation_note(args.dataset)}.")
     lines += [f"- {study.environment()}.", ""]
     if failed:
         lines += [f"- {len(failed)} trial(s) failed (recorded in the CSV with their error).", ""]

@@ -1,12 +1,14 @@
 """Real data at the package defaults: StochasticRank as a user gets it against native LambdaMART.
 
-    python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank] [--folds 1 2 3 4 5]
-        [--seeds 0 1 2] [--boosters lightgbm xgboost catboost] [--depth 6]
+    python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank | --data PATH
+        [--cache-dir DIR]] [--folds 1 2 3 4 5] [--seeds 0 1 2]
+        [--boosters lightgbm xgboost catboost] [--depth 6]
         [--out benchmarks/results/<dataset>_defaults] [--threads 1] [--workers 1 | --scheduler
         ADDRESS] [--no-progress]
 
 MQ2008 has 5 folds; the LightGBM lambdarank sample one train/test split, whose validation set
-is a fixed 20% of the training queries (:func:`benchmarks._data.load_split`).
+is a fixed 20% of the training queries (:func:`benchmarks._data.load_split`). ``--data PATH``
+takes any LETOR folder (as in :mod:`benchmarks.compare`); the folds default to all of its.
 
 No tuning at all: every method gets the same booster settings (learning rate 0.1, ``--depth``
 6 or 4 -- LightGBM ``max_depth = depth``, ``num_leaves = 2^depth`` --, the booster's own L2
@@ -37,9 +39,10 @@ import numpy as np
 from scipy import stats
 from tqdm.auto import tqdm
 
-from ._data import load_split, test_metrics
+from ._data import load_split, resolve_dataset, test_metrics
 from ._executor import Execution, add_execution_args, run_tasks, worker_split
 from ._jsonl import append_row, read_rows
+from ._study import add_data_args
 from ._trials import TRAINERS, TrainConfig, set_numba_threads
 
 METHODS = {"SR-R1soft": ("sr_r1soft", {}), "SR-R1": ("sr_r1", {"mu": 0.1}),
@@ -106,9 +109,9 @@ def run_task(task, dataset, cfg, depth, loader=load_split):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"])
+    add_data_args(ap)
     ap.add_argument("--folds", type=int, nargs="+", default=None,
-                    help="default: 1-5 for MQ2008, 1 for the LightGBM sample")
+                    help="default: every fold of the data set")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--boosters", nargs="+", default=["lightgbm", "xgboost", "catboost"])
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
@@ -119,8 +122,8 @@ def main(argv=None):
                     help="default benchmarks/results/<dataset>_defaults")
     add_execution_args(ap)
     args = ap.parse_args(argv)
-    if args.folds is None:
-        args.folds = [1, 2, 3, 4, 5] if args.dataset == "mq2008" else [1]
+    dataset, args.folds = resolve_dataset(args)
+    args.dataset = str(dataset)
     if args.out is None:
         args.out = Path(f"benchmarks/results/{args.dataset}_defaults")
     cfg = TrainConfig(max_trees=args.max_trees, patience=50, threads=args.threads)
@@ -133,7 +136,7 @@ def main(argv=None):
              for booster in args.boosters for target in TARGETS for method in args.methods
              for seed in args.seeds if (booster, method, target, fold, seed) not in done]
     finished = {}
-    work = partial(run_task, dataset=args.dataset, cfg=cfg, depth=args.depth)
+    work = partial(run_task, dataset=dataset, cfg=cfg, depth=args.depth)
     for task, row in run_tasks(work, tasks, Execution.from_args(args),
                                desc=f"{args.dataset} defaults runs"):
         append_row(cache, row)  # at once: a killed run resumes after the last finished one
@@ -143,8 +146,9 @@ def main(argv=None):
                    f"({row['n_trees']} trees, {row['wall_s']} s)")
     rows += [finished[task] for task in tasks]  # task order, wherever the runs finished
     table = summarise(rows, args.boosters)
+    data_option = f"--data {args.data}" if args.data else f"--dataset {args.dataset}"
     header = (f"# {args.dataset} at the package defaults\n\nCommand: `python -m "
-              f"benchmarks.defaults --dataset {args.dataset} --seeds "
+              f"benchmarks.defaults {data_option} --seeds "
               f"{' '.join(map(str, args.seeds))} --boosters {' '.join(args.boosters)} "
               f"--depth {args.depth}`; folds {args.folds}, "
               f"seeds {args.seeds}; "

@@ -1,16 +1,18 @@
 """LETOR / svmlight ranking data, loaded with scikit-learn's svmlight reader.
 
->>> train = load_mq2008("train", fold=1)   # bundled copy of MQ2008 Fold 1
+>>> train = load_mq2008("train", fold=1)   # every fold comes from the bundled Fold 1
 >>> train.X.shape, train.n_queries
 ((9630, 46), 471)
+>>> load_mq2008("vali", fold=2).n_queries     # Fold 2's vali is Fold 1's test
+156
 >>> int(train.query_offsets[-1]) == train.y.size
 True
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +20,8 @@ from sklearn.datasets import load_svmlight_file
 
 from .groups import query_offsets_from_qid, query_offsets_from_sizes
 
-__all__ = ["RankingData", "load_svmlight_ranking", "load_mq2008", "load_lightgbm_lambdarank",
-           "shared_data_dir", "synthetic_two_queries", "BUNDLED_DIR"]
+__all__ = ["RankingData", "load_svmlight_ranking", "load_mq2008", "mq2008_parts",
+           "load_lightgbm_lambdarank", "synthetic_two_queries", "BUNDLED_DIR"]
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "datasets"
 MQ2008_FEATURES = 46
@@ -86,17 +88,6 @@ def load_svmlight_ranking(path, n_features: int | None = None, query_file=None,
     return RankingData(X, y.astype(np.float64), np.asarray(qid), offsets)
 
 
-def shared_data_dir() -> Path | None:
-    """The project's ``shared/data`` (``$STOCHRANK_DATA`` or ``../shared/data`` beside the repo)."""
-    env = os.environ.get("STOCHRANK_DATA")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[2] / "shared" / "data")
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
 def _split_file(folder: Path, split: str) -> Path:
     for name in (f"{split}.txt", f"{split}.txt.gz"):
         if (folder / name).exists():
@@ -104,37 +95,60 @@ def _split_file(folder: Path, split: str) -> Path:
     raise FileNotFoundError(f"no {split}.txt[.gz] in {folder}")
 
 
-def load_mq2008(split: str = "train", fold: int = 1, root=None) -> RankingData:
-    """LETOR 4.0 MQ2008 (46 features, labels 0-2), one split of one fold.
+def mq2008_parts(split: str, fold: int) -> list:
+    """The parts (1-5 for S1-S5) of MQ2008's ``split`` in ``fold``, in the release's order.
 
-    Fold 1 is bundled with the package; other folds are read from ``root``/``mq2008``
-    (default: :func:`shared_data_dir`).
+    >>> mq2008_parts("train", 2), mq2008_parts("vali", 2), mq2008_parts("test", 2)
+    ([2, 3, 4], [5], [1])
+
+    Fold k trains on S(k), S(k+1), S(k+2), validates on S(k+3) and tests on S(k+4) (mod 5,
+    1-based): each fold's vali is the previous fold's test, and its train is the next three
+    folds' tests, concatenated (checked line by line against the released folds).
+    """
+    first = {"train": 0, "vali": 3, "test": 4}[split]
+    count = 3 if split == "train" else 1
+    return [(fold - 1 + first + i) % 5 + 1 for i in range(count)]
+
+
+@lru_cache(maxsize=1)
+def _mq2008_rows_by_part():
+    """The bundled Fold 1 (which holds every query) as one table, and each row's part."""
+    folder = BUNDLED_DIR / "mq2008_fold1"
+    whole = [load_svmlight_ranking(_split_file(folder, split), n_features=MQ2008_FEATURES)
+             for split in SPLITS]
+    table = np.loadtxt(folder / "parts.txt", dtype=np.int64, comments="#", ndmin=2)
+    part_of = dict(zip(table[:, 0].tolist(), table[:, 1].tolist()))
+    X = np.concatenate([d.X for d in whole])
+    y = np.concatenate([d.y for d in whole])
+    qid = np.concatenate([d.qid for d in whole])
+    part = np.array([part_of[q] for q in qid.tolist()])
+    return X, y, qid, part
+
+
+def load_mq2008(split: str = "train", fold: int = 1) -> RankingData:
+    """LETOR 4.0 MQ2008 (46 features, labels 0-2), one split of one fold, bundled.
+
+    All five folds come from the bundled Fold 1 files, which hold the five query-disjoint
+    parts S1-S5 that the folds rotate (:func:`mq2008_parts`; ``datasets/mq2008_fold1/parts.txt``
+    maps each query to its part). Rows come in the released files' order: every fold and
+    split equals the release's file (``tests/test_data.py`` checks the arrays' checksums).
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if fold not in (1, 2, 3, 4, 5):
         raise ValueError(f"MQ2008 has folds 1-5, got fold={fold!r}")
-    if root is None and fold == 1:
-        folder = BUNDLED_DIR / "mq2008_fold1"
-    else:
-        base = Path(root) if root is not None else shared_data_dir()
-        if base is None:
-            raise FileNotFoundError("MQ2008 folds 2-5 are not bundled: pass root=<dir holding "
-                                    "mq2008/FoldK> or set STOCHRANK_DATA")
-        folder = base / "mq2008" / f"Fold{fold}"
-    return load_svmlight_ranking(_split_file(folder, split), n_features=MQ2008_FEATURES)
+    X, y, qid, part = _mq2008_rows_by_part()
+    rows = np.concatenate([np.flatnonzero(part == p) for p in mq2008_parts(split, fold)])
+    return RankingData(X[rows], y[rows], qid[rows], query_offsets_from_qid(qid[rows]))
 
 
-def load_lightgbm_lambdarank(split: str = "train", root=None) -> RankingData:
-    """LightGBM's lambdarank example data (300 sparse features, labels 0-4; train/test only)."""
+def load_lightgbm_lambdarank(split: str = "train") -> RankingData:
+    """LightGBM's lambdarank example data, bundled (300 sparse features, labels 0-4;
+    train/test only; ``datasets/lightgbm_lambdarank/README.md`` for provenance and license)."""
     if split not in ("train", "test"):
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
-    base = Path(root) if root is not None else shared_data_dir()
-    if base is None:
-        raise FileNotFoundError("the LightGBM lambdarank sample is not bundled: pass root= or "
-                                "set STOCHRANK_DATA to the shared data directory")
-    folder = base / "lightgbm_lambdarank"
-    return load_svmlight_ranking(folder / f"rank.{split}", n_features=LAMBDARANK_FEATURES,
+    folder = BUNDLED_DIR / "lightgbm_lambdarank"
+    return load_svmlight_ranking(folder / f"rank.{split}.gz", n_features=LAMBDARANK_FEATURES,
                                  query_file=folder / f"rank.{split}.query")
 
 

@@ -1,0 +1,76 @@
+"""The benchmarks on any LETOR folder (--data) and on every bundled MQ2008 fold, with nothing
+outside the repository."""
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks import _data, compare, defaults
+from _letor_files import letor_lines, write_fold_folder, write_lines
+
+TINY = ["--budget", "1", "--max-trees", "3", "--patience", "2", "--no-progress", "--no-plots",
+        "--boosters", "lightgbm", "--methods", "sr_r1", "--targets", "NDCG@5"]
+
+
+def read_rows(folder):
+    return [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
+
+
+def test_compare_on_a_written_mslr_folder_and_on_bundled_mq2008_fold5(tmp_path):
+    root = write_fold_folder(tmp_path / "MSLR-mini")   # five folds, gzip, sparse lines
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    assert compare.main(TINY + ["--data", str(root), "--out", str(out),
+                                "--cache-dir", str(cache)]) == 0
+    rows = read_rows(out)
+    assert sorted(r["fold"] for r in rows) == [1, 2, 3, 4, 5]   # every fold by default
+    assert all("error" not in r and r["dataset"] == "MSLR-mini" for r in rows)
+    assert "# Comparison on MSLR-mini" in (out / "compare.md").read_text()
+    assert len(list(cache.glob("*.npz"))) == 15
+    # the bundled MQ2008's last fold, which used to need files outside the repository
+    out5 = tmp_path / "mq2008"
+    assert compare.main(TINY + ["--folds", "5", "--out", str(out5)]) == 0
+    assert [r["fold"] for r in read_rows(out5)] == [5]
+
+
+def test_defaults_on_a_yahoo_style_set(tmp_path):
+    rng = np.random.default_rng(3)
+    for s in ("set1", "set2"):
+        for split, n in (("train", 20), ("valid", 6), ("test", 6)):
+            write_lines(tmp_path / "ltrc_yahoo" / f"{s}.{split}.txt", letor_lines(rng, n))
+    out = tmp_path / "out"
+    defaults.main(["--data", str(tmp_path / "ltrc_yahoo" / "set1"), "--seeds", "0",
+                   "--boosters", "lightgbm", "--methods", "native LambdaMART", "--max-trees",
+                   "3", "--out", str(out), "--cache-dir", str(tmp_path / "cache")])
+    rows = [json.loads(line)
+            for line in (out / "defaults_lightgbm.jsonl").read_text().splitlines()]
+    assert {(r["fold"], r["target"]) for r in rows} == {(1, "NDCG@5"), (1, "MRR")}
+    assert (out / "defaults_lightgbm.md").read_text().startswith("# ltrc_yahoo-set1 at")
+
+
+def test_a_set_without_validation_files_holds_out_a_fixed_fifth_of_train(tmp_path):
+    root = tmp_path / "istella-like"
+    rng = np.random.default_rng(4)
+    write_lines(root / "train.txt", letor_lines(rng, 30, first_qid=1, max_label=2))
+    write_lines(root / "test.txt.gz", letor_lines(rng, 5, first_qid=100, max_label=3))
+    dataset = _data.open_data_folder(root, tmp_path / "cache")
+    split = _data.load_split(dataset, 1)
+    assert (split.train.n_queries, split.valid.n_queries) == (24, 6)
+    assert not set(split.train.qid) & set(split.valid.qid)
+    assert split.grade_max == 3   # the largest label of the fold's files
+    again = _data.load_split(_data.open_data_folder(root, tmp_path / "cache"), 1)
+    assert np.array_equal(again.valid.qid, split.valid.qid)
+    assert "random 20% of the train queries" in _data.validation_note(dataset)
+
+
+def test_data_folder_is_its_name_and_pickles(tmp_path):
+    import pickle
+
+    dataset = _data.open_data_folder(write_fold_folder(tmp_path / "web", n_folds=2),
+                                     tmp_path / "cache")
+    assert dataset == "web" and _data.dataset_folds(dataset) == [1, 2]
+    back = pickle.loads(pickle.dumps(dataset))
+    assert back == "web" and back.layout == dataset.layout and back.cache_dir == dataset.cache_dir
+    with pytest.raises(SystemExit, match="--folds 3: web has folds 1 2"):
+        compare.main(TINY + ["--data", str(tmp_path / "web"), "--folds", "3",
+                             "--out", str(tmp_path / "out")])
