@@ -91,7 +91,7 @@ class LambdaMART(ObjectiveParams):
       float32 accumulation. ``LambdaMART.lightgbm(...)`` builds that configuration with
       LightGBM's parameter names and defaults (sigmoid 1, truncation 30, norm on).
     * ``compat="xgboost"``: XGBoost's ``rank:ndcg`` with ``lambdarank_pair_method="topk"`` (NDCG
-      only; the facts are restated in ``shared/notes/native_semantics.md`` section 5): pairs
+      only; what follows restates XGBoost's implementation, as of xgboost 3.x): pairs
       with the upper position ``< top`` (``lambdarank_num_pair_per_sample``), untruncated
       discounts, IDCG at ``top``, ``W /= |ds| + 0.01`` (``score_norm``), the hessian
       ``2 sigma^2 max(rho (1 - rho), 1e-16) W`` (twice the logistic one, floored), the same
