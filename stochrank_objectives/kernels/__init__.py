@@ -1,7 +1,19 @@
 """Numba kernels over grouped arrays (no booster imports here), one module per concern:
-metrics with tie policies (``metrics``), the CCS/SFA/REINFORCE gradient estimators (``ccs``),
-pairwise lambdas (``pairwise``), smooth ranks (``smooth``), DCG-RR (``dcgrr``), the
-counter-based Gaussian and Gumbel noise streams (``rng``) and shared helpers (``_common``)."""
+
+* ``ccs`` -- the StochasticRank estimator (CCS), a subpackage; its docstring holds the formulas:
+  ``ccs.gaussian`` (density, conditional law), ``ccs.noisy_order`` (sort or top-k selection
+  of the noisy scores), ``ccs.gauss_transform`` (one-sided Gauss transforms),
+  ``ccs.fast_sums`` (the per-document sums through them), ``ccs.gradient`` (the driver);
+* ``noise_scale`` -- the per-query noise scale and the gradient's centring and radial
+  correction (Scale-Free Acceleration, relative smoothing);
+* ``reinforce`` -- the REINFORCE (score-function) estimator, the ablation baseline;
+* ``dcgrr`` -- DCG-RR's closed-form CCS (StochasticRankDCGRR);
+* ``metrics`` -- metric values with tie policies;
+* ``pairwise`` -- pairwise lambdas: LambdaMART, LambdaLoss, the LightGBM/XGBoost emulations;
+* ``smooth_rank`` -- smooth-rank losses: ApproxNDCG, ListNet, SmoothNDCG;
+* ``rng`` -- the counter-based Gaussian and Gumbel noise streams;
+* ``_common`` -- shared helpers (stable orders, safe sigmoids, DCG discounts).
+"""
 
 import contextlib
 

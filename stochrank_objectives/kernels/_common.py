@@ -2,7 +2,7 @@
 
 Orders are stable sorts by score descending (ties keep input order, as LightGBM and XGBoost do);
 positions are 0-based in the code (``rank = position + 1`` in the formulas). Every kernel of
-:mod:`.pairwise`, :mod:`.smooth` and :mod:`.dcgrr` takes grouped arrays (``query_offsets``
+:mod:`.pairwise`, :mod:`.smooth_rank` and :mod:`.dcgrr` takes grouped arrays (``query_offsets``
 CSR offsets, see ``groups.py``) and loops over queries with ``prange``: each query writes only
 its own rows, so the result does not depend on the thread count.
 """
@@ -16,13 +16,13 @@ LN2 = math.log(2.0)
 
 
 @njit(cache=True, inline="always")
-def _order_desc(s):
+def order_desc(s):
     """Positions -> indices: stable sort by score descending (ties keep input order)."""
     return np.argsort(-s, kind="mergesort")
 
 
 @njit(cache=True, inline="always")
-def _softplus(x):
+def softplus(x):
     """``log(1 + exp(x))`` without overflow."""
     if x > 0.0:
         return x + math.log1p(math.exp(-x))
@@ -30,7 +30,7 @@ def _softplus(x):
 
 
 @njit(cache=True, inline="always")
-def _sigmoid(x):
+def sigmoid(x):
     """``1 / (1 + exp(-x))`` without overflow."""
     if x >= 0.0:
         return 1.0 / (1.0 + math.exp(-x))
@@ -39,13 +39,13 @@ def _sigmoid(x):
 
 
 @njit(cache=True, inline="always")
-def _loss_grad_hess(n_docs, n_queries):
+def zeroed_loss_grad_hess(n_docs, n_queries):
     """Zeroed outputs of a per-query kernel: ``(loss per query, grad, hess per document)``."""
     return np.zeros(n_queries), np.zeros(n_docs), np.zeros(n_docs)
 
 
 @njit(cache=True, inline="always")
-def _query_rows(query_offsets, keep, q):
+def query_rows(query_offsets, keep, q):
     """``(lo, hi, active)`` of query ``q``: its rows ``lo:hi`` and whether it has a gradient
     at all (two documents or more and ``keep[q]`` nonzero, e.g. the inverse ideal DCG)."""
     lo = query_offsets[q]
@@ -83,7 +83,7 @@ def inverse_ideal_dcg(gains, sort_key, query_offsets, discounts, top):
     for q in prange(nq):
         lo = query_offsets[q]
         hi = query_offsets[q + 1]
-        order = _order_desc(sort_key[lo:hi])
+        order = order_desc(sort_key[lo:hi])
         total = 0.0
         for p in range(min(hi - lo, top)):
             total += discounts[p] * gains[lo + order[p]]

@@ -11,7 +11,7 @@ from numba import njit, prange
 
 from .rng import fill_noise_row, noise_rows
 
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 @njit(cache=True, inline="always")
@@ -47,7 +47,7 @@ def _dcgrr_query_ccs(z, r, y, sigma, out, prefix, s0, s1):
             tail = s0[i]
         jump = -(r[i] / (1.0 + prefix[i]) - tail)
         x = z[i] / sigma
-        out[i] += jump * _INV_SQRT_2PI * math.exp(-0.5 * x * x) / sigma
+        out[i] += jump * INV_SQRT_2PI * math.exp(-0.5 * x * x) / sigma
 
 
 

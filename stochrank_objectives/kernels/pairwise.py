@@ -7,11 +7,12 @@ Each returns the gradient of the **loss** and a diagonal hessian per document (s
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from ._common import LN2, _loss_grad_hess, _order_desc, _query_rows, _sigmoid, _softplus
+from ._common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid, softplus
 
 KIND_NDCG = 0
 KIND_MRR = 1
@@ -21,6 +22,33 @@ KIND_MRR = 1
 # factor = bins / (hi - lo); arguments outside the range are clamped to the end bins.
 LGB_SIGMOID_BINS = 1024 * 1024
 LGB_SCORE_NORM_EPS = float(np.float32(0.01))  # LightGBM adds the float literal 0.01f
+
+
+class LambdaSettings(NamedTuple):
+    """How :func:`lambdamart_grad_hess` weighs and scales the pairs of a query.
+
+    Fields: ``kind`` (``KIND_NDCG`` or ``KIND_MRR``), ``sigma`` (the sigmoid's scale),
+    ``score_norm`` (divide each pair's weight by ``eps + |ds|``), ``norm`` (scale the query by
+    ``log2(1 + L) / L``) and ``lightgbm_float32`` (accumulate in float32 like LightGBM).
+    """
+
+    kind: int
+    sigma: float
+    score_norm: bool
+    norm: bool
+    lightgbm_float32: bool
+
+
+class SigmoidLookup(NamedTuple):
+    """The sigmoid of :func:`lambdamart_grad_hess`: LightGBM's lookup ``table`` over
+    ``[lo, hi]`` with ``factor`` bins per unit (an empty table: the exact sigmoid), and the
+    ``score_norm_eps`` added to ``|ds|`` under ``score_norm``."""
+
+    table: np.ndarray
+    lo: float
+    hi: float
+    factor: float
+    score_norm_eps: float
 
 
 @njit(cache=True)
@@ -103,11 +131,13 @@ def _lambda_pair(kind, labels, gains, weights, inv_ideal_q, order, a, b, first, 
 
 
 @njit(cache=True, inline="always")
-def _lgb_rho(ds, sigma, table, t_lo, t_hi, t_factor):
-    """``1 / (1 + exp(sigma ds))``: LightGBM's lookup ``table`` when it has entries."""
+def _lgb_rho(ds, sigma, lookup):
+    """``1 / (1 + exp(sigma ds))``: LightGBM's lookup table (a :class:`SigmoidLookup`) when it
+    has entries."""
+    table, t_lo, t_hi, t_factor, _ = lookup
     n_bins = table.shape[0]
     if n_bins == 0:
-        return _sigmoid(-sigma * ds)
+        return sigmoid(-sigma * ds)
     if ds <= t_lo:
         return table[0]
     if ds >= t_hi:
@@ -116,11 +146,13 @@ def _lgb_rho(ds, sigma, table, t_lo, t_hi, t_factor):
 
 
 @njit(cache=True, inline="always")
-def _lambdamart_query(s, gains, labels, inv_ideal_q, weights, pair_top, kind, sigma, score_norm,
-                      norm, lgb_float32, table, t_lo, t_hi, t_factor, score_norm_eps, grad, hess):
+def _lambdamart_query(s, gains, labels, inv_ideal_q, weights, pair_top, settings, lookup, grad,
+                      hess):
     """One query of :func:`lambdamart_grad_hess`, written into its rows ``grad``, ``hess``."""
+    kind, sigma, score_norm, norm, lgb_float32 = settings
+    score_norm_eps = lookup.score_norm_eps
     n = s.shape[0]
-    order = _order_desc(s)
+    order = order_desc(s)
     first, second = _first_relevant(order, gains, kind == KIND_MRR)
     lam = np.zeros(n)
     hes = np.zeros(n)
@@ -137,7 +169,7 @@ def _lambdamart_query(s, gains, labels, inv_ideal_q, weights, pair_top, kind, si
             ds = s[h] - s[low]
             if apply_score_norm:
                 w /= score_norm_eps + abs(ds)
-            rho = _lgb_rho(ds, sigma, table, t_lo, t_hi, t_factor)
+            rho = _lgb_rho(ds, sigma, lookup)
             p_hess = rho * (1.0 - rho)
             p_lambda = rho * (-sigma * w)
             p_hess = p_hess * (sigma * sigma * w)
@@ -170,9 +202,11 @@ def _lambdamart_query(s, gains, labels, inv_ideal_q, weights, pair_top, kind, si
 
 @njit(cache=True, parallel=True)
 def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
-                         kind, sigma, score_norm, norm, lgb_float32, table, t_lo, t_hi, t_factor,
-                         score_norm_eps):
+                         settings, lookup):
     """LambdaMART lambdas: ``(grad, hess)`` of the loss, per document.
+
+    ``settings``: a :class:`LambdaSettings` (``kind``, ``sigma``, ``score_norm``, ``norm``,
+    ``lightgbm_float32``); ``lookup``: a :class:`SigmoidLookup`.
 
     For every pair (positions ``a < b`` in the current stable order, ``a < pair_top``) whose
     labels differ, with ``h`` the more relevant document and ``l`` the other, ``ds = s_h - s_l``:
@@ -180,20 +214,20 @@ def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weight
         W    = |Delta M_hl|  (metric change from swapping the two; for NDCG
                (g_h - g_l) |weights[p_h] - weights[p_l]| inv_ideal)
         W   /= eps + |ds|   if score_norm and the query's best score != worst score
-        rho  = 1 / (1 + exp(sigma ds))    (LightGBM's lookup ``table`` when table.size > 0)
+        rho  = 1 / (1 + exp(sigma ds))    (LightGBM's lookup table when it has entries)
         grad_h -= sigma W rho,  grad_l += sigma W rho,  hess_h, hess_l += sigma^2 W rho (1 - rho)
 
     With ``norm`` and ``L = sum_pairs 2 sigma W rho > 0`` the query's grad and hess are scaled
-    by ``log2(1 + L) / L``. ``lgb_float32`` accumulates in float32 like LightGBM (its score_t).
+    by ``log2(1 + L) / L``. ``lightgbm_float32`` accumulates in float32 like LightGBM (its
+    score_t).
     ``kind``: ``KIND_NDCG`` (``gains``) or ``KIND_MRR`` (``gains`` = relevance 0/1).
     """
-    _, grad, hess = _loss_grad_hess(scores.shape[0], 0)
+    _, grad, hess = zeroed_loss_grad_hess(scores.shape[0], 0)
     for q in prange(query_offsets.shape[0] - 1):
-        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             _lambdamart_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q], weights,
-                              pair_top, kind, sigma, score_norm, norm, lgb_float32, table, t_lo,
-                              t_hi, t_factor, score_norm_eps, grad[lo:hi], hess[lo:hi])
+                              pair_top, settings, lookup, grad[lo:hi], hess[lo:hi])
     return grad, hess
 
 
@@ -203,11 +237,11 @@ def lambdamart_surrogate(scores, gains, labels, query_offsets, inv_ideal, weight
     """Per query ``sum_pairs |Delta M_hl| log(1 + exp(-sigma (s_h - s_l)))`` (weights frozen)."""
     out = np.zeros(query_offsets.shape[0] - 1)
     for q in prange(out.shape[0]):
-        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if not active:
             continue
         s = scores[lo:hi]
-        order = _order_desc(s)
+        order = order_desc(s)
         first, second = _first_relevant(order, gains[lo:hi], kind == KIND_MRR)
         total = 0.0
         for a in range(min(hi - lo - 1, pair_top)):
@@ -215,7 +249,7 @@ def lambdamart_surrogate(scores, gains, labels, query_offsets, inv_ideal, weight
                 h, low, w = _lambda_pair(kind, labels[lo:hi], gains[lo:hi], weights, inv_ideal[q],
                                          order, a, b, first, second)
                 if w != 0.0:
-                    total += w * _softplus(-sigma * (s[h] - s[low]))
+                    total += w * softplus(-sigma * (s[h] - s[low]))
         out[q] = total
     return out
 
@@ -225,7 +259,7 @@ def lambdamart_surrogate(scores, gains, labels, query_offsets, inv_ideal, weight
 def _lambdaloss_query(s, gains, labels, inv_ideal_q, sigma, mu, grad, hess):
     """One query of :func:`lambdaloss_ndcg2pp`: adds to its rows ``grad``, ``hess``; its loss."""
     n = s.shape[0]
-    order = _order_desc(s)
+    order = order_desc(s)
     inv_d = np.empty(n + 1)  # inv_d[r] = 1 / log2(1 + r), r = 1 .. n
     inv_d[0] = 0.0
     for r in range(1, n + 1):
@@ -245,8 +279,8 @@ def _lambdaloss_query(s, gains, labels, inv_ideal_q, sigma, mu, grad, hess):
             if w == 0.0:
                 continue
             x = sigma * (s[i] - s[j])
-            total += w * _softplus(-x) / LN2
-            pr = _sigmoid(x)
+            total += w * softplus(-x) / LN2
+            pr = sigmoid(x)
             g = w * sigma / LN2 * (1.0 - pr)
             hh = w * sigma * sigma / LN2 * pr * (1.0 - pr)
             grad[i] -= g
@@ -268,9 +302,9 @@ def lambdaloss_ndcg2pp(scores, gains, labels, query_offsets, inv_ideal, sigma, m
         dl/ds_i = -dl/ds_j = -w_ij sigma / ln2 * sigmoid(-sigma (s_i - s_j))
         d2l/ds_i^2 = d2l/ds_j^2 = w_ij sigma^2 / ln2 * p (1 - p),  p = sigmoid(sigma (s_i - s_j)).
     """
-    loss, grad, hess = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
     for q in prange(loss.shape[0]):
-        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             loss[q] = _lambdaloss_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q],
                                         sigma, mu, grad[lo:hi], hess[lo:hi])
@@ -279,11 +313,11 @@ def lambdaloss_ndcg2pp(scores, gains, labels, query_offsets, inv_ideal, sigma, m
 
 # -- XGBoost rank:ndcg (topk pairs) ------------------------------------------------------------
 @njit(cache=True, inline="always")
-def _xgboost_query(s, gains, labels, inv_ideal_q, discounts, pair_top, sigma, score_norm, norm,
-                   grad, hess):
+def _xgboost_query(s, gains, labels, inv_ideal_q, discounts, pair_top, sigma, grad, hess,
+                   score_norm=False, norm=False):
     """One query of :func:`xgboost_lambdarank_ndcg`, added to its rows ``grad``, ``hess``."""
     n = s.shape[0]
-    order = _order_desc(s)
+    order = order_desc(s)
     apply_score_norm = score_norm and s[order[0]] != s[order[n - 1]]
     total = 0.0
     for a in range(min(n, pair_top)):
@@ -296,7 +330,7 @@ def _xgboost_query(s, gains, labels, inv_ideal_q, discounts, pair_top, sigma, sc
             ds = s[h] - s[low]
             if apply_score_norm:
                 w /= abs(ds) + 0.01
-            p = _sigmoid(sigma * ds)
+            p = sigmoid(sigma * ds)
             gpair = (p - 1.0) * sigma * w
             hpair = 2.0 * sigma * sigma * max(p * (1.0 - p), 1e-16) * w
             grad[h] += gpair
@@ -328,10 +362,11 @@ def xgboost_lambdarank_ndcg(scores, gains, labels, query_offsets, inv_ideal, dis
     and with ``norm`` and ``L = sum_pairs 2 (1 - p) sigma W > 0`` the query's grad and hess are
     scaled by ``log2(1 + L) / L``. XGBoost has ``sigma = 1``.
     """
-    _, grad, hess = _loss_grad_hess(scores.shape[0], 0)
+    _, grad, hess = zeroed_loss_grad_hess(scores.shape[0], 0)
     for q in prange(query_offsets.shape[0] - 1):
-        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             _xgboost_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q], discounts,
-                           pair_top, sigma, score_norm, norm, grad[lo:hi], hess[lo:hi])
+                           pair_top, sigma, grad[lo:hi], hess[lo:hi], score_norm=score_norm,
+                           norm=norm)
     return grad, hess

@@ -1,10 +1,13 @@
 """Numba kernels: the REINFORCE (score-function) estimate of the smoothed loss's gradient, the
-baseline CCS is compared with; same protocol and noise streams as :mod:`.ccs`."""
+baseline CCS is compared with; same protocol and noise streams as :mod:`.ccs`.
+
+The noisy scores ``a + sigma e`` are ranked whole for each sample (the loss needs the full
+order); ``metric`` is the metric's named arrays as in :func:`.ccs.ccs_gradient`."""
 
 import numpy as np
 from numba import njit, prange
 
-from ._common import _query_rows
+from ._common import query_rows
 from .metrics import TIE_WORST, cascade_value_sorted, tie_sorted_order
 from .rng import fill_noise_row, noise_rows
 
@@ -35,20 +38,24 @@ def reinforce_query(shifted, labels, gain, cont, noise_rows, pos_weight, top, sc
 
 
 @njit(cache=True, parallel=True)
-def reinforce_gradient(shifted, labels, gain, cont, noise, query_offsets, query_scale, pos_weight,
-                       top, query_sigma, n_samples, seed, iteration):
+def reinforce_gradient(shifted, labels, metric, noise, query_offsets, query_sigma, n_samples,
+                       seed, iteration):
     """REINFORCE gradient averaged over the rows of ``noise`` (shape ``(n_samples, n_docs)``), or,
     when ``noise`` has no rows, over ``n_samples`` rows drawn from the (seed, iteration, query,
     sample) streams of :func:`.ccs.ccs_gradient`."""
+    gain = metric.gain
+    cont = metric.continuation
+    query_scale = metric.scale
     n_rows = noise_rows(noise, n_samples)
     out = np.zeros(shifted.shape[0])
     for q in prange(query_offsets.shape[0] - 1):
-        lo, hi, active = _query_rows(query_offsets, query_scale, q)
+        lo, hi, active = query_rows(query_offsets, query_scale, q)
         if not active:
             continue
         rows = np.empty((n_rows, hi - lo))
         for k in range(n_rows):
             fill_noise_row(noise, k, lo, seed, iteration, q, rows[k])
-        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows, pos_weight,
-                        top, query_scale[q], query_sigma[q], out[lo:hi])
+        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows,
+                        metric.position_weights, metric.cutoff, query_scale[q], query_sigma[q],
+                        out[lo:hi])
     return out

@@ -18,9 +18,9 @@ consistent with worst-permutation ties (SR-R1, Theorem 1). The noise scale ``s``
   once the spread exceeds ``nu``, and its gradient is orthogonal to ``c`` (Theorem 4);
 * ``smoothing="absolute"`` (the paper, CatBoost): ``s = sigma`` in score units.
 
-The gradient is estimated by Coordinate Conditional Sampling at ``s`` (see
+The gradient is estimated by Coordinate Conditional Sampling at ``s`` (the formulas:
 :mod:`stochrank_objectives.kernels.ccs`), averaged over ``n_samples`` draws, centred per
-query, and corrected radially (``kernels.smoothing.center_and_accelerate``)::
+query, and corrected radially (``kernels.noise_scale.center_and_accelerate``)::
 
     relative:  g <- g - sfa * <g, c> / (||c||^2 + n nu^2) * c   (sfa = 1: the exact gradient
                of E L(z + s(z) eps), since dL_s/ds = -<z, grad_z L_s> / s);
@@ -44,9 +44,9 @@ import numpy as np
 from ..groups import (_check_choice, _check_float, _check_int, _check_seed, as_noise,
                       validate_grouped)
 from ..kernels import threads_for
-from ..kernels.ccs import DEFAULT_WINDOW, PATH_AUTO, PATH_FAST, PATH_SORT, ccs_gradient
+from ..kernels.ccs import DEFAULT_WINDOW, PATH_AUTO, PATH_FAST, PATH_SORT, CCSOptions, ccs_gradient
+from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
-from ..kernels.smoothing import center_and_accelerate, query_noise_scale
 from ..kernels.rng import draw_grouped_normals
 from .metric_spec import MetricSpec, with_virtual_documents
 
@@ -57,7 +57,7 @@ ESTIMATORS = ("ccs", "reinforce")
 CONDITIONINGS = ("translation", "coordinate")
 SMOOTHINGS = ("relative", "absolute")
 HESSIANS = ("constant",)
-# How the per-document breakpoint sums are computed (see kernels/ccs_fast_sums.py).
+# How the per-document breakpoint sums are computed (see kernels/ccs/fast_sums.py).
 SUMMATIONS = {"auto": PATH_AUTO, "exact": PATH_SORT, "fast": PATH_FAST}
 
 
@@ -127,7 +127,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
       summation: the per-document breakpoint sums -- ``"auto"`` (default: one-sided Gauss
         transforms on large dense queries, direct sums otherwise), ``"exact"`` (always direct,
         ``O(n^2)`` on full lists) or ``"fast"`` (always the transforms, error below
-        ``1.7e-12 sum |J|`` per document; see ``kernels/gauss_transform.py``).
+        ``1.7e-12 sum |J|`` per document; see ``kernels/ccs/gauss_transform.py``).
 
     Returns:
       float64 array: ``d L_sigma / d z`` (gradient of the loss; descent is ``-grad``).
@@ -146,7 +146,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    return _estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
+    return estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
                      estimator=estimator, conditioning=conditioning, smoothing=smoothing,
                      center=center, noise=noise, window=window, spec=metric_spec,
@@ -161,21 +161,16 @@ def _check_estimator_for(estimator, spec):
 
 
 
-def _estimate(scores, labels, offs, prepared, **kwargs):
-    """The estimator on validated arrays and the metric's :class:`KernelArgs` ``prepared``."""
+def estimate(scores, labels, offs, prepared, **kwargs):
+    """The estimator on validated arrays and the metric's :class:`KernelArgs` ``prepared``
+    (keyword arguments: those of :func:`_estimate_kernels`)."""
     with threads_for(scores.shape[0]):
         return _estimate_kernels(scores, labels, offs, prepared, **kwargs)
 
 
-def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_samples, seed,
-                      iteration, estimator, conditioning, smoothing="absolute", center=True,
-                      noise=None, window=DEFAULT_WINDOW, spec=None, path=PATH_AUTO):
-    gain_arr, cont, pos_weight = prepared.gain, prepared.continuation, prepared.position_weights
-    t, scale = prepared.cutoff, prepared.scale
-    counting = spec is not None and spec.is_counting
-    average = counting and spec.metric == "MAP"
-    virtual = spec is not None and spec.needs_virtual_document
-    translation_invariant = spec is None or spec.translation_invariant
+def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sfa, n_samples,
+                      seed, iteration, estimator, conditioning, smoothing="absolute", center=True,
+                      noise=None, window=DEFAULT_WINDOW, path=PATH_AUTO):
     relative = smoothing == "relative"
     sigma = query_noise_scale(scores, offs, sigma, nu, relative)  # one noise scale per query
     if mu != 0.0:
@@ -183,28 +178,29 @@ def _estimate_kernels(scores, labels, offs, prepared, *, sigma, mu, nu, sfa, n_s
     else:
         shifted = scores
     # the translation law conditions on the others' deviations, valid only for invariant losses
-    translation = conditioning == "translation" and translation_invariant
+    translation = conditioning == "translation" and spec.translation_invariant
     if noise is None:
         n_samples = _check_int(n_samples, "n_samples", 1)
         seed = _check_seed(seed)
         iteration = _check_int(iteration, "iteration", 0)
-    rows = _noise_rows(noise, scores.shape[0])
-    if virtual and estimator == "ccs":
-        grad = _filtered_ccs(shifted, gain_arr, cont, rows, offs, scale, pos_weight, t, sigma,
-                             window, n_samples, seed, iteration, path)
+    rows = explicit_noise_rows(noise, scores.shape[0])
+    if estimator == "ccs" and spec.needs_virtual_document:
+        grad = _filtered_ccs(shifted, prepared, rows, offs, sigma, n_samples=n_samples, seed=seed,
+                             iteration=iteration, window=window, path=path)
     elif estimator == "ccs":
-        grad = ccs_gradient(shifted, gain_arr, cont, rows, offs, scale, pos_weight, t, sigma,
-                            translation, window, n_samples, seed, iteration, counting, average,
-                            False, path)
+        options = CCSOptions(translation=translation, window=window, path=path,
+                             counting=spec.is_counting, average=spec.metric == "MAP")
+        grad = ccs_gradient(shifted, prepared, rows, offs, sigma, options, n_samples=n_samples,
+                            seed=seed, iteration=iteration)
     else:
-        grad = reinforce_gradient(shifted, labels, gain_arr, cont, rows, offs, scale, pos_weight,
-                                  t, sigma, n_samples, seed, iteration)
+        grad = reinforce_gradient(shifted, labels, prepared, rows, offs, sigma,
+                                  n_samples=n_samples, seed=seed, iteration=iteration)
     center_and_accelerate(grad, scores, offs, bool(center), sfa, nu, relative,
-                          translation_invariant)
+                          translation_invariant=spec.translation_invariant)
     return grad
 
 
-def _noise_rows(noise, n_docs):
+def explicit_noise_rows(noise, n_docs):
     """Explicit noise as ``(n_samples, n_docs)`` rows, or no rows (``(0, n_docs)``): the
     kernels then draw from the seeded streams."""
     if noise is None:
@@ -212,8 +208,8 @@ def _noise_rows(noise, n_docs):
     return as_noise(noise, n_docs)
 
 
-def _filtered_ccs(shifted, gain_arr, cont, rows, offs, scale, pos_weight, t, sigma, window,
-                  n_samples, seed, iteration, path):
+def _filtered_ccs(shifted, prepared, rows, offs, sigma, *, n_samples, seed, iteration, window,
+                  path):
     """FilteredDCG through the cascade kernel: every query gets a virtual document at the fixed
     score 0 (gain 0, continuation 0, no noise), so the documents below 0 contribute nothing and
     0 is one more breakpoint of each document; coordinate conditioning (the loss is not
@@ -224,14 +220,16 @@ def _filtered_ccs(shifted, gain_arr, cont, rows, offs, scale, pos_weight, t, sig
     ext_shifted = np.zeros(n_ext)
     ext_shifted[real] = shifted
     ext_gain = np.zeros(n_ext)
-    ext_gain[real] = gain_arr
+    ext_gain[real] = prepared.gain
     ext_cont = np.zeros(n_ext)
-    ext_cont[real] = cont
+    ext_cont[real] = prepared.continuation
     ext_rows = np.zeros((rows.shape[0], n_ext))
     ext_rows[:, real] = rows
-    grad = ccs_gradient(ext_shifted, ext_gain, ext_cont, ext_rows, ext_offs, scale, pos_weight, t,
-                        sigma, False, window, n_samples, seed, iteration, False, False,
-                        rows.shape[0] == 0, path)
+    options = CCSOptions(translation=False, window=window, path=path,
+                         fixed_last=rows.shape[0] == 0)
+    grad = ccs_gradient(ext_shifted, prepared._replace(gain=ext_gain, continuation=ext_cont),
+                        ext_rows, ext_offs, sigma, options, n_samples=n_samples, seed=seed,
+                        iteration=iteration)
     return grad[real]
 
 

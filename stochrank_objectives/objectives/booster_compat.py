@@ -135,7 +135,7 @@ def sigmoid_lookup(compat, sigma):
       sigma: the sigmoid's scale (> 0).
 
     Returns:
-      tuple for ``kernels.pairwise.lambdamart_grad_hess``.
+      tuple, the fields of ``kernels.pairwise.SigmoidLookup``.
     """
     if compat == "lightgbm":
         return (*_lightgbm_table(sigma), LGB_SCORE_NORM_EPS)

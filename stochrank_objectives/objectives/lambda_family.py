@@ -91,7 +91,7 @@ class LambdaMART(ObjectiveParams):
       float32 accumulation. ``LambdaMART.lightgbm(...)`` builds that configuration with
       LightGBM's parameter names and defaults (sigmoid 1, truncation 30, norm on).
     * ``compat="xgboost"``: XGBoost's ``rank:ndcg`` with ``lambdarank_pair_method="topk"`` (NDCG
-      only; the facts are restated in ``shared/notes/native_semantics.md`` section 5): pairs
+      only; what follows restates XGBoost's implementation, as of xgboost 3.x): pairs
       with the upper position ``< top`` (``lambdarank_num_pair_per_sample``), untruncated
       discounts, IDCG at ``top``, ``W /= |ds| + 0.01`` (``score_norm``), the hessian
       ``2 sigma^2 max(rho (1 - rho), 1e-16) W`` (twice the logistic one, floored), the same
@@ -178,10 +178,11 @@ class LambdaMART(ObjectiveParams):
         if p["compat"] == "xgboost":
             return _k.xgboost_lambdarank_ndcg(scores, gains, labels, offs, inv_ideal, weights, top,
                                               p["sigma"], p["score_norm"], p["norm"])
-        table, t_lo, t_hi, t_factor, eps = booster_compat.sigmoid_lookup(p["compat"], p["sigma"])
-        return _k.lambdamart_grad_hess(scores, gains, labels, offs, inv_ideal, weights, top, kind,
-                                       p["sigma"], p["score_norm"], p["norm"],
-                                       p["compat"] == "lightgbm", table, t_lo, t_hi, t_factor, eps)
+        settings = _k.LambdaSettings(kind=kind, sigma=p["sigma"], score_norm=p["score_norm"],
+                                     norm=p["norm"], lightgbm_float32=p["compat"] == "lightgbm")
+        lookup = _k.SigmoidLookup._make(booster_compat.sigmoid_lookup(p["compat"], p["sigma"]))
+        return _k.lambdamart_grad_hess(scores, gains, labels, offs, inv_ideal, weights, top,
+                                       settings, lookup)
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """Frozen-weight surrogate ``sum_q sum_pairs W log(1 + exp(-sigma ds))`` (no norms)."""

@@ -2,7 +2,7 @@
 
 Losses are sums over queries; queries whose labels are all equal (or, for the NDCG-type
 objectives, without a relevant document) contribute nothing. Kernels:
-:mod:`stochrank_objectives.kernels.smooth`.
+:mod:`stochrank_objectives.kernels.smooth_rank`.
 
 Example:
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..groups import validate_grouped
-from ..kernels import smooth as _k
+from ..kernels import smooth_rank as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg
 from ._protocol import GAIN_PARAM, ObjectiveParams, Param, check_iteration, choice, integer, \
     real

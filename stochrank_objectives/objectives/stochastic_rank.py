@@ -20,8 +20,8 @@ import numpy as np
 from ..groups import validate_grouped
 from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
-                         _annealed_sigma, _check_estimator_for, _estimate, _noise_rows,
-                         check_shift)
+                         _annealed_sigma, _check_estimator_for, check_shift, estimate,
+                         explicit_noise_rows)
 from ._protocol import ObjectiveParams, Param, check_iteration, choice, integer, real, seed
 from .metric_spec import MetricSpec
 
@@ -36,7 +36,8 @@ class StochasticRank(ObjectiveParams):
     Per query the loss ``-M`` (NDCG@k, DCG@k, ERR@k, MRR) is smoothed as
     ``E L(z + s (eps - mu r))``, ``eps ~ N(0, I)``, with ``s = sigma_t * sqrt(var(z) + nu^2)``
     (relative smoothing) and ``sigma_t = max(min(sigma, sigma_min), sigma 2^(-t / half_life))``;
-    the gradient is the CCS estimate plus the exact radial term (see the module docstring).
+    the gradient is the CCS estimate plus the exact radial term (the formulas:
+    :mod:`stochrank_objectives.kernels.ccs`).
 
     Defaults, chosen by measurement (``benchmarks.global_optimum``, ``benchmarks.synthetic``,
     ``benchmarks.defaults``; README "Choosing the parameters"): relative smoothing with
@@ -50,7 +51,8 @@ class StochasticRank(ObjectiveParams):
     (exact conditional law for every sigma, exact ERR differences).
 
     Source: Ustimenko & Prokhorenkova, "StochasticRank: Global Optimization of Scale-Free
-    Discrete Functions", ICML 2020 (the estimator: :mod:`._estimator`).
+    Discrete Functions", ICML 2020 (the estimator's formulas: the module docstring of
+    :mod:`stochrank_objectives.kernels.ccs`).
 
     >>> import numpy as np
     >>> obj = StochasticRank(metric="NDCG", top=5)
@@ -67,7 +69,7 @@ class StochasticRank(ObjectiveParams):
         PFound and FilteredDCG follow CatBoost's definitions: PFound's labels are probabilities
         in [0, 1]; FilteredDCG drops the documents scored below 0 (a virtual document at 0),
         uses the Position denominator ``1/(p+1)``, is not centred, and its radial correction
-        uses the scores themselves (see ``kernels.smoothing.center_and_accelerate``). Precision and
+        uses the scores themselves (``kernels.noise_scale.center_and_accelerate``). Precision and
         MAP count ``label > threshold`` as relevant; MAP@k divides by all relevant documents.
       top: cutoff k (``None`` = whole list; required for Precision).
       sigma: smoothing noise scale, > 0 -- relative to each query's score spread with
@@ -182,11 +184,11 @@ class StochasticRank(ObjectiveParams):
         sigma = _annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"], iteration)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
         check_shift(p["mu"], labels)
-        grad = _estimate(scores, labels, offs, self._prepared(labels, offs), sigma=sigma,
-                         mu=p["mu"], nu=p["nu"], sfa=p["sfa"], n_samples=p["n_samples"],
-                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
-                         conditioning=p["conditioning"], smoothing=p["smoothing"],
-                         spec=p["spec"], path=SUMMATIONS[p["summation"]])
+        grad = estimate(scores, labels, offs, self._prepared(labels, offs), sigma=sigma,
+                        mu=p["mu"], nu=p["nu"], sfa=p["sfa"], n_samples=p["n_samples"],
+                        seed=p["seed"], iteration=iteration, estimator=p["estimator"],
+                        conditioning=p["conditioning"], smoothing=p["smoothing"],
+                        spec=p["spec"], path=SUMMATIONS[p["summation"]])
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
@@ -315,8 +317,9 @@ class StochasticRankDCGRR(ObjectiveParams):
         p = self._checked()
         iteration = check_iteration(iteration)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        return dcgrr_ccs(scores, labels, offs, p["sigma"], _noise_rows(noise, scores.shape[0]),
-                         p["n_samples"], p["seed"], iteration)
+        return dcgrr_ccs(scores, labels, offs, p["sigma"],
+                         explicit_noise_rows(noise, scores.shape[0]), p["n_samples"], p["seed"],
+                         iteration)
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)``: :meth:`gradient` and a unit hessian."""

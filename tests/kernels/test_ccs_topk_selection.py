@@ -25,6 +25,8 @@ from stochrank_objectives.kernels.ccs import (
     PATH_AUTO,
     PATH_SELECT,
     PATH_SORT,
+    CCSOptions,
+    QueryMetric,
     ccs_counting_query,
     ccs_query,
 )
@@ -65,12 +67,13 @@ def _sample(spec, path, shifted, gain, cont, noise, pos_weight, t, scale, sigma,
     n = shifted.size
     out = np.zeros(n)
     work = np.full(12 * n + 2, np.nan)  # stale scratch must not leak into the result
+    query = QueryMetric(gain, cont, pos_weight, t, scale)
+    options = CCSOptions(translation=translation, window=9.0, path=path,
+                         average=spec.metric == "MAP")
     if spec.is_counting:
-        ccs_counting_query(shifted, gain, noise, pos_weight, t, spec.metric == "MAP", scale,
-                           sigma, translation, 9.0, 1.0, out, work, path)
+        ccs_counting_query(shifted, noise, sigma, query, options, 1.0, out, work)
     else:
-        ccs_query(shifted, gain, cont, noise, pos_weight, t, scale, sigma, translation, 9.0,
-                  1.0, out, work, path)
+        ccs_query(shifted, noise, sigma, query, options, 1.0, out, work)
     return out
 
 

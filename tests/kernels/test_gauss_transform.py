@@ -1,7 +1,7 @@
 """Fast summation of the full-list CCS sums (one-sided Gauss transforms by Hermite expansion).
 
 * The transform against the direct O(n^2) sums over the same sources: every error within the
-  derived bound ``eps * sum |w|`` (module docstring of ``kernels/gauss_transform.py``), and the
+  derived bound ``eps * sum |w|`` (module docstring of ``kernels/ccs/gauss_transform.py``), and the
   bound itself checked at its worst case (a source on a box edge) over a sweep of targets.
 * The CCS kernels' fast path (``PATH_FAST``) against their exact sort path (``PATH_SORT``,
   itself tested against brute force) with the same noise, every metric family: relative error
@@ -21,8 +21,9 @@ from _reference import on_one_and_two_threads, random_query_set
 from test_ccs_topk_selection import METRICS, _query_args, _sample, random_kernel_args
 
 from stochrank_objectives import query_offsets_from_sizes, stochastic_rank_gradient
-from stochrank_objectives.kernels.ccs import PATH_AUTO, PATH_FAST, PATH_SORT, _use_fast_sums
-from stochrank_objectives.kernels.gauss_transform import (
+from stochrank_objectives.kernels.ccs import PATH_AUTO, PATH_FAST, PATH_SORT
+from stochrank_objectives.kernels.ccs.fast_sums import use_fast_sums
+from stochrank_objectives.kernels.ccs.gauss_transform import (
     DEFAULT_BOX_WIDTH,
     DEFAULT_TERMS,
     one_sided_gauss_sums,
@@ -119,12 +120,12 @@ def test_fast_path_equals_exact_sort_path(metric, opts):
 def test_automatic_rule_picks_by_query_size_and_density():
     s = 0.3
     dense = np.sort(np.random.default_rng(0).normal(0.0, 1.0, 5000))[::-1].copy()
-    assert _use_fast_sums(PATH_AUTO, dense, s, 9.0)
-    assert not _use_fast_sums(PATH_AUTO, dense[:100], s, 9.0)  # small: direct sums
+    assert use_fast_sums(PATH_AUTO, dense, s, 9.0)
+    assert not use_fast_sums(PATH_AUTO, dense[:100], s, 9.0)  # small: direct sums
     sparse = np.linspace(1e4, 0.0, 5000)  # about one breakpoint per window
-    assert not _use_fast_sums(PATH_AUTO, sparse, s, 9.0)
-    assert not _use_fast_sums(PATH_SORT, dense, s, 9.0)
-    assert _use_fast_sums(PATH_FAST, dense[:10], s, 9.0)
+    assert not use_fast_sums(PATH_AUTO, sparse, s, 9.0)
+    assert not use_fast_sums(PATH_SORT, dense, s, 9.0)
+    assert use_fast_sums(PATH_FAST, dense[:10], s, 9.0)
 
 
 def test_public_estimator_uses_it_and_stays_thread_invariant():

@@ -3,7 +3,7 @@
 * The relative-mode gradient (CCS at the query's noise scale ``s(z) = sigma sqrt(var(c) +
   nu^2)``, then the radial correction) equals central finite differences of the exactly
   integrated loss ``E L(z + s(z) (e - mu r))`` of a three-document query, within 5 standard
-  errors of 200k CCS draws: the derivation in ``kernels/ccs.py`` (``dG/ds = -<z, g> / s``) is
+  errors of 200k CCS draws: the derivation in ``kernels/ccs/__init__.py`` (``dG/ds = -<z, g> / s``) is
   checked against an independent computation that never uses it.
 * Scale-freeness: with ``nu -> 0`` the gradient is orthogonal to the centred scores and
   homogeneous of degree -1 (same noise).

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 # Paths of the noisy-score ordering (the ``path`` argument of the CCS kernels).
-PATH_AUTO = 0  # selection when it pays (rule in :func:`_use_selection`), else the full sort
+PATH_AUTO = 0  # selection when it pays (rule in :func:`use_selection`), else the full sort
 PATH_SORT = 1  # always argsort the whole query, exact per-document sums
 PATH_SELECT = 2  # always select the breakpoints that can jump (tests)
 PATH_FAST = 3  # sort, then one-sided Gauss transforms for the per-document sums (tests)
@@ -47,7 +47,7 @@ def _first_below(sorted_desc, value):
 
 
 @njit(cache=True, inline="always")
-def _breakpoint_window(searchable, mean, half_width):
+def breakpoint_window(searchable, mean, half_width):
     """``(start, stop)``: the breakpoints of ``searchable`` (descending) within ``half_width``
     of ``mean``; the others contribute below ``phi(window)`` each."""
     n_search = searchable.shape[0]
@@ -60,7 +60,7 @@ def _breakpoint_window(searchable, mean, half_width):
 
 
 @njit(cache=True, inline="always")
-def _use_selection(path, m, n):
+def use_selection(path, m, n):
     """Whether to order only the ``m`` best noisy scores of ``n`` (else sort them all).
 
     Selection costs ``O(n + R log m + m log m)`` (a min-heap of the ``m`` best: each noisy
@@ -150,7 +150,7 @@ def _select_noisy_scores(shifted, noise, sigma, m, ys):
 
 
 @njit(cache=True)
-def _second_zero_position(shifted, cont, noise, sigma):
+def second_zero_position(shifted, cont, noise, sigma):
     """Position, in the noisy order, of the second best document with continuation 0 (``n``
     if there are fewer than two; with tied noisy scores the last position it can take). No
     breakpoint below it can jump: the products of the documents above the first zero vanish
@@ -178,7 +178,7 @@ def _second_zero_position(shifted, cont, noise, sigma):
 
 
 @njit(cache=True, inline="always")
-def _order_noisy_scores(shifted, noise, sigma, m, select, ys):
+def order_noisy_scores(shifted, noise, sigma, m, select, ys):
     """The ``m`` best documents by noisy score, descending (their scores in ``ys[:m]``) if
     ``select``; else the full order (``m`` is then ignored, all ``n`` scores in ``ys``)."""
     if select:

@@ -1,5 +1,7 @@
 """Numba kernels: the Gaussian pieces of a CCS sample -- the density of a moving document's
-score at a breakpoint, and its conditional law given the other documents (see :mod:`.ccs`).
+score at a breakpoint, and its conditional law given the other documents (the formulas are in
+:mod:`stochrank_objectives.kernels.ccs`). The lowest layer of the estimator, with
+:mod:`.noisy_order`: it imports no other module of it.
 """
 
 import math
@@ -7,7 +9,7 @@ import math
 import numpy as np
 from numba import njit
 
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 DEFAULT_WINDOW = 9.0
 FASTMATH = {"reassoc", "contract", "nsz"}  # lets LLVM vectorise the density sums
 # Taylor coefficients 1/15!, 1/14!, ..., 1/1!, 1/0! of exp, highest first (Horner's rule).
@@ -38,9 +40,9 @@ def gaussian_kernel(x):
 
 
 @njit(cache=True, inline="always")
-def _conditional_law(noise, sigma, translation):
+def conditional_law(noise, sigma, translation):
     """``(s, noise_sum)``: the conditional standard deviation of a moving document's score and
-    the query's noise sum (for its conditional mean, :func:`_conditional_mean`)."""
+    the query's noise sum (for its conditional mean, :func:`conditional_mean`)."""
     n = noise.shape[0]
     noise_sum = 0.0
     if not translation:
@@ -51,15 +53,29 @@ def _conditional_law(noise, sigma, translation):
 
 
 @njit(cache=True, inline="always")
-def _conditional_mean(shifted_doc, noise_doc, noise_sum, n, sigma, translation):
-    """Mean of the moving document's score given the others (module docstring, CCS)."""
+def conditional_mean(shifted_doc, noise_doc, noise_sum, n, sigma, translation):
+    """Mean of the moving document's score given the others (``translation``: the mean of the
+    translation law, else the coordinate law's ``a_i``; formulas: :mod:`..ccs`)."""
     if translation:
         return shifted_doc + sigma * (noise_sum - noise_doc) / (n - 1.0)
     return shifted_doc
 
 
+@njit(cache=True)
+def conditional_means(shifted, noise, noise_sum, sigma, translation, order):
+    """The conditional mean of the document at each position of ``order`` (the fast sums'
+    targets; a separate function without fast-math, so that the values do not depend on the
+    caller)."""
+    n = order.shape[0]
+    means = np.empty(n)
+    for p in range(n):
+        doc = order[p]
+        means[p] = conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
+    return means
+
+
 @njit(cache=True, inline="always", fastmath=FASTMATH)
-def _in_window(term, y, mean, half_width):
+def in_window(term, y, mean, half_width):
     """``term`` when the breakpoint ``y`` lies within ``half_width`` of ``mean``, else 0 (a
     select rather than a branch, so that loops over documents vectorise)."""
     inside_window = (y <= mean + half_width) and (y >= mean - half_width)
@@ -67,18 +83,18 @@ def _in_window(term, y, mean, half_width):
 
 
 @njit(cache=True, inline="always")
-def _outside_buffers(shifted, noise, noise_sum, sigma, translation):
+def outside_buffers(shifted, noise, noise_sum, sigma, translation):
     """``(means, acc)``: every document's conditional mean and a zeroed accumulator."""
     n = shifted.shape[0]
     means = np.empty(n)
     acc = np.zeros(n)
     for i in range(n):
-        means[i] = _conditional_mean(shifted[i], noise[i], noise_sum, n, sigma, translation)
+        means[i] = conditional_mean(shifted[i], noise[i], noise_sum, n, sigma, translation)
     return means, acc
 
 
 @njit(cache=True, inline="always")
-def _subtract_outside(order, coef, acc, out):
+def subtract_outside(order, coef, acc, out):
     """``out -= coef * acc`` for the documents outside ``order`` (theirs are done)."""
     for p in range(order.shape[0]):
         acc[order[p]] = 0.0

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._common import LN2, _loss_grad_hess, _order_desc, _query_rows, _sigmoid
+from ._common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid
 
 # -- ApproxNDCG ------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
@@ -19,7 +19,7 @@ def _approx_ndcg_query(s, gains, inv_ideal_q, eta, grad, hess):
     for i in range(n):
         sig[i, i] = 0.0
         for j in range(i + 1, n):
-            v = _sigmoid(eta * (s[j] - s[i]))
+            v = sigmoid(eta * (s[j] - s[i]))
             sig[i, j] = v
             sig[j, i] = 1.0 - v
     a = np.empty(n)
@@ -69,9 +69,9 @@ def approx_ndcg(scores, gains, query_offsets, inv_ideal, eta):
     where ``phi_i'' = -G_i (1 + 2 / (ln2 D_i)) / (ln2 (1 + pi_i)^2 D_i^2)``, ``D_i = log2(1 + pi_i)``,
     ``d pi_k / d s_k = -eta sum_j q_kj`` and ``d pi_i / d s_k = eta q_ik`` for ``i != k``.
     """
-    loss, grad, hess = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
     for q in prange(loss.shape[0]):
-        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             loss[q] = _approx_ndcg_query(scores[lo:hi], gains[lo:hi], inv_ideal[q], eta,
                                          grad[lo:hi], hess[lo:hi])
@@ -87,9 +87,9 @@ def listnet(scores, targets, query_offsets, active):
     ``P_s = softmax(s)``; ``loss = -sum_i P_y,i log P_s,i``, ``grad = P_s - P_y``,
     ``hess = P_s (1 - P_s)`` (the exact diagonal). Inactive queries contribute nothing.
     """
-    loss, grad, hess = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
     for q in prange(loss.shape[0]):
-        lo, hi, keep = _query_rows(query_offsets, active, q)
+        lo, hi, keep = query_rows(query_offsets, active, q)
         if not keep:
             continue
         m = scores[lo]
@@ -116,7 +116,7 @@ def _smooth_ndcg_query(s, g, inv_ideal_q, weights, smoothing, grad):
     """One query of :func:`smooth_ndcg`: adds ``-dA/ds`` to its rows ``grad``; returns ``A``."""
     n = s.shape[0]
     two_over = 2.0 / smoothing
-    order = _order_desc(s)
+    order = order_desc(s)
     e = np.empty(n)
     u = np.empty(n)
     total = 0.0
@@ -165,9 +165,9 @@ def smooth_ndcg(scores, gains, query_offsets, inv_ideal, weights, smoothing):
     differences, which are exact for large scores). ``loss = -A``, ``grad = -dA/ds``; each
     position costs O(m), so a query costs O(m min(m, k)).
     """
-    loss, grad, _ = _loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, _ = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
     for q in prange(loss.shape[0]):
-        lo, hi, active = _query_rows(query_offsets, inv_ideal, q)
+        lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             loss[q] = -_smooth_ndcg_query(scores[lo:hi], gains[lo:hi], inv_ideal[q], weights,
                                           smoothing, grad[lo:hi])

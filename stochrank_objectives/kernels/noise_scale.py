@@ -1,5 +1,6 @@
 """Numba kernels: the per-query noise scale of the smoothing and the post-processing of a CCS
-or REINFORCE gradient (centring, Scale-Free Acceleration, the relative-smoothing correction)."""
+or REINFORCE gradient (centring, Scale-Free Acceleration, the relative-smoothing correction);
+the formulas in context: :mod:`stochrank_objectives.kernels.ccs`."""
 
 import math
 

@@ -1,0 +1,369 @@
+"""Numba kernels: the StochasticRank gradient by Coordinate Conditional Sampling -- one sample of
+one query (:func:`ccs_query` for the cascades, :func:`ccs_counting_query` for Precision and AP)
+and the gradient of a grouped set averaged over noise rows (:func:`ccs_gradient`).
+
+The driver of :mod:`stochrank_objectives.kernels.ccs` (formulas there): it alone holds the
+noise scale ``sigma``, hands it to the two lowest modules (:mod:`.noisy_order` for the order of
+the noisy scores, :mod:`.gaussian` for the conditional law), and gives the summation strategies
+(direct sums here, :mod:`.fast_sums` through :mod:`.gauss_transform`) only the sorted sample.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from .._common import query_rows
+from ..rng import fill_noise_row, noise_rows
+from .fast_sums import (CascadeJumps, CountingJumps, FirstZero, SortedSample, cascade_fast_sums,
+                        counting_fast_sums, first_zero_below, use_fast_sums)
+from .gaussian import (DEFAULT_WINDOW, FASTMATH, INV_SQRT_2PI, conditional_law, conditional_mean,
+                       conditional_means, gaussian_kernel, in_window, outside_buffers,
+                       subtract_outside)
+from .noisy_order import (PATH_AUTO, PATH_SORT, breakpoint_window, order_noisy_scores,
+                          second_zero_position, use_selection)
+
+__all__ = ["ccs_query", "ccs_counting_query", "ccs_gradient", "CCSOptions", "QueryMetric"]
+
+class CCSOptions(NamedTuple):
+    """How the CCS kernels compute a sample, and which kernel of the metric family.
+
+    Fields: ``translation`` (the translation conditional law, else the coordinate law),
+    ``window`` (breakpoint window in conditional standard deviations), ``path`` (``PATH_*`` of
+    :mod:`.noisy_order`), ``counting`` (Precision/AP: :func:`ccs_counting_query`, else the
+    cascade kernel :func:`ccs_query`), ``average`` (AP rather than Precision) and
+    ``fixed_last`` (each query's last document is FilteredDCG's noise-free virtual document).
+    """
+
+    translation: bool = True
+    window: float = DEFAULT_WINDOW
+    path: int = PATH_AUTO
+    counting: bool = False
+    average: bool = False
+    fixed_last: bool = False
+
+
+class QueryMetric(NamedTuple):
+    """One query's metric arrays for :func:`ccs_query` and :func:`ccs_counting_query`.
+
+    Fields: ``gain`` (per document; the binary relevance for Precision/AP), ``continuation``
+    (per document), ``position_weights`` ``w_p``, ``cutoff`` ``T`` and ``scale`` (the factor of
+    the query's raw value: 1 / IDCG for NDCG, 1 / R for AP).
+    """
+
+    gain: np.ndarray
+    continuation: np.ndarray
+    position_weights: np.ndarray
+    cutoff: int
+    scale: float
+
+
+# Up to this many breakpoints, the documents outside them sum breakpoint-major (vectorised,
+# but blind to the window); beyond, per document over its window. With widely spread scores
+# (most breakpoints outside each window) the breakpoint-major sums cost 2x the sort path at
+# m = 125, n = 1000; at m = 11 they are cheaper in every case measured.
+BREAKPOINT_MAJOR_MAX = 16
+
+
+@njit(cache=True, inline="always", fastmath=FASTMATH)
+def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
+    """``acc[i] = sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` (``(A, B, C)``
+    = ``jumps_above``) over the
+    breakpoints within ``half_width`` of ``m_i``: the sums of the documents below every
+    breakpoint that can jump (selection path), which need no position. Few breakpoints:
+    breakpoint-major, so that the inner loops over the documents are long and vectorise (the
+    window is a mask with the bounds of :func:`breakpoint_window`); many: per document over
+    its window only."""
+    up_a, up_b, up_c = jumps_above
+    n = means.shape[0]
+    if n_up > BREAKPOINT_MAJOR_MAX:
+        slots = ys[:n_up]
+        for i in range(n):
+            mean = means[i]
+            start, stop = breakpoint_window(slots, mean, half_width)
+            gi = gain[i]
+            di = cont[i]
+            total = 0.0
+            for u in range(start, stop):
+                x = (ys[u] - mean) * inv_s
+                total += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
+            acc[i] = total
+        return
+    for u in range(n_up):
+        y = ys[u]
+        a = up_a[u]
+        b = up_b[u]
+        c = up_c[u]
+        for i in range(n):
+            mean = means[i]
+            term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
+            acc[i] += in_window(term, y, mean, half_width)
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def ccs_query(shifted, noise, sigma, query, options, factor, out, work):
+    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for one query into ``out``.
+
+    ``shifted``: the shifted scores ``a``; ``noise``: the unit normals ``e``; ``query``: a
+    :class:`QueryMetric`; ``options``: the :class:`CCSOptions` (``translation``, ``window``,
+    ``path``). ``work`` is scratch space of at least ``11 * n + 2`` floats.
+
+    With the sampled order fixed, the jump at the breakpoint in position ``u`` is affine in
+    the moving document's ``(g_i, d_i)``: for a breakpoint above it (slot ``t = u``)
+    ``J = g_i A_u - B_u + d_i C_u``; below it (slot ``t = u - 1``, the product then skips
+    the document) ``J = (g_i A'_u - B'_u) / d_i + C'_u``. The six coefficient arrays are built
+    once per sample, so the per-document sums are branch-free loops.
+
+    Only the breakpoints at positions ``u <= min(top, n - 1, z)`` can jump (``z``: position of
+    the second zero continuation, :func:`second_zero_position`), so only the
+    ``m = min(top, n - 1, z) + 1`` best noisy scores need an order. ``path`` (``PATH_AUTO``:
+    see :func:`use_selection`) picks between sorting the whole query and selecting those
+    ``m`` (``O(n + m log m)`` in a random order). A document outside them sits below every
+    breakpoint that can jump: its "below" sum is empty and its "above" sum runs over all of
+    them, so it needs no position. Both paths give the
+    same sample.
+    """
+    gain, cont, pos_weight, top, scale = query
+    translation, window, path = options.translation, options.window, options.path
+    n = shifted.shape[0]
+    if n < 2 or scale == 0.0:
+        return
+    n_slots = min(top, n - 1)  # slots t with a possibly non-zero jump: t < min(top, n - 1)
+    m = n_slots + 1
+    if path != PATH_SORT:
+        m = min(m, second_zero_position(shifted, cont, noise, sigma) + 1)
+    select = use_selection(path, m, n)
+    ys = work[:n]
+    gs = work[n:2 * n]
+    ds = work[2 * n:3 * n]
+    prefix = work[3 * n:4 * n + 1]  # prefix[u] = prod_{v<u} d_v
+    skip_zero = work[4 * n + 1:5 * n + 2]  # the same product with the first zero left out
+    up_a = work[5 * n + 2:6 * n + 2]
+    up_b = work[6 * n + 2:7 * n + 2]
+    up_c = work[7 * n + 2:8 * n + 2]
+    down_a = work[8 * n + 2:9 * n + 2]
+    down_b = work[9 * n + 2:10 * n + 2]
+    down_c = work[10 * n + 2:11 * n + 2]
+    order = order_noisy_scores(shifted, noise, sigma, m, select, ys)
+    n_ordered = order.shape[0]
+    # Only breakpoints at positions u <= n_slots can jump, and none beyond a zero continuation.
+    n_search = min(n_slots + 1, n_ordered)
+    for p in range(n_search):
+        doc = order[p]
+        gs[p] = gain[doc]
+        ds[p] = cont[doc]
+    prefix[0] = 1.0
+    skip_zero[0] = 1.0
+    first_zero = n
+    for p in range(n_search):
+        prefix[p + 1] = prefix[p] * ds[p]
+        if ds[p] == 0.0 and first_zero == n:
+            first_zero = p
+            skip_zero[p + 1] = skip_zero[p]
+        else:
+            skip_zero[p + 1] = skip_zero[p] * ds[p]
+    for u in range(n_search):
+        pg = prefix[u] * gs[u]
+        if u < n_slots:
+            up_a[u] = prefix[u] * (pos_weight[u] - ds[u] * pos_weight[u + 1])
+            up_b[u] = pg * pos_weight[u]
+            up_c[u] = pg * pos_weight[u + 1]
+        if u > 0:
+            down_a[u] = prefix[u] * (pos_weight[u - 1] - ds[u] * pos_weight[u])
+            down_b[u] = pg * pos_weight[u - 1]
+            down_c[u] = pg * pos_weight[u]
+
+    s, noise_sum = conditional_law(noise, sigma, translation)
+    inv_s = 1.0 / s
+    coef = factor * scale * INV_SQRT_2PI * inv_s
+    zero_end = min(first_zero + 1, n_search)
+    up_end = min(zero_end, n_slots)  # breakpoints above the document sit in slots t = u < n_slots
+    searchable = ys[:n_search]
+    zero = FirstZero(first_zero, skip_zero, gs, ds, pos_weight)
+    if not select and use_fast_sums(path, searchable, s, window):
+        means = conditional_means(shifted, noise, noise_sum, sigma, translation, order)
+        cascade_fast_sums(SortedSample(order, ys, n_search, means, s, window), gain, cont,
+                          CascadeJumps(up_a, up_b, up_c, up_end, down_a, down_b, down_c,
+                                       zero_end), zero, coef, out)
+        return
+
+    for p in range(n_ordered):
+        doc = order[p]
+        mean = conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
+        gi = gain[doc]
+        di = cont[doc]
+        start, stop = breakpoint_window(searchable, mean, window * s)
+        acc = 0.0
+        for u in range(start, min(p, stop, up_end)):
+            x = (ys[u] - mean) * inv_s
+            acc += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
+        if di > 0.0:
+            inv_di = 1.0 / di
+            below = 0.0
+            for u in range(max(start, p + 1), min(stop, zero_end)):
+                x = (ys[u] - mean) * inv_s
+                below += ((gi * down_a[u] - down_b[u]) * inv_di + down_c[u]) * gaussian_kernel(x)
+            acc += below
+        elif p == first_zero:
+            acc += first_zero_below(ys, mean, inv_s, gi, p, start, stop, zero)
+        out[doc] -= coef * acc
+    if not select:
+        return
+    # The other documents sit below every breakpoint that can jump (the ordered documents'
+    # sums, done above, are zeroed by subtract_outside).
+    means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation)
+    _above_every_breakpoint(ys, up_end, (up_a, up_b, up_c), gain, cont, means, inv_s, window * s,
+                            acc)
+    subtract_outside(order, coef, acc, out)
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work):
+    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for Precision@k or AP@k.
+
+    ``query.gain`` is the binary relevance (``query.continuation`` is not read);
+    ``options.average`` picks AP over Precision; ``work`` is scratch space of at least ``6 * n``
+    floats. The loss is
+    ``L = -scale * sum_{p<T} w_p rel_{s_p} c(H_{p-1})`` with the prefix count ``H_{p-1}`` of
+    relevant documents above position ``p`` and
+
+    * Precision@k (``average=False``): ``c = 1``, ``w_p = 1/k``, ``scale = 1``;
+    * AP@k (``average=True``): ``c(h) = h + 1`` (precision at ``p`` = ``(h + 1)/(p + 1)``),
+      ``w_p = 1/(p + 1)``, ``scale = 1/R`` (R = relevant documents of the query).
+
+    Swapping the moving document ``i`` with the other ``o`` at slots ``t, t + 1`` changes only
+    those two terms; with ``h`` the relevant others above slot ``t``, for both metrics
+
+        M(i above o) - M(i below o) = (rel_i - rel_o) c(h) (w_t - w_{t+1}),
+
+    (for AP: ``rel_i (h + rel_i)/(t+1) + rel_o (h + rel_i + rel_o)/(t+2)`` minus the same with
+    ``i`` and ``o`` exchanged, which for binary relevance reduces to the line above). In the
+    sampled order, a breakpoint at position ``u`` above ``i`` has ``t = u`` and ``h = H_u``
+    (relevant documents at positions ``< u``); below ``i`` it has ``t = u - 1`` and
+    ``h = H_u - rel_i``. The per-breakpoint coefficients for a relevant and an irrelevant moving
+    document are built once per sample, so the per-document sums are plain loops over the
+    ``min(top, n - 1) + 1`` breakpoints that can jump (windowed as in :func:`ccs_query`, and
+    like it ordering only those breakpoints when ``path`` selects).
+    """
+    relevant, _, pos_weight, top, scale = query
+    translation, window, path = options.translation, options.window, options.path
+    average = options.average
+    n = shifted.shape[0]
+    if n < 2 or scale == 0.0:
+        return
+    n_slots = min(top, n - 1)
+    n_search = n_slots + 1
+    select = use_selection(path, n_search, n)
+    ys = work[:n]
+    rels = work[n:2 * n]
+    up_if_relevant = work[2 * n:3 * n]
+    up_if_irrelevant = work[3 * n:4 * n]
+    down_if_relevant = work[4 * n:5 * n]
+    down_if_irrelevant = work[5 * n:6 * n]
+    order = order_noisy_scores(shifted, noise, sigma, n_search, select, ys)
+    n_ordered = order.shape[0]
+    for p in range(n_search):
+        rels[p] = relevant[order[p]]
+    count_above = 0.0  # relevant documents at positions < u
+    for u in range(n_search):
+        rel_u = rels[u]
+        if u < n_slots:
+            # the moving document sits below: h = count_above, c = h + 1 (AP) or 1
+            c = count_above + 1.0 if average else 1.0
+            dw = pos_weight[u] - pos_weight[u + 1]
+            up_if_relevant[u] = (1.0 - rel_u) * c * dw
+            up_if_irrelevant[u] = -rel_u * c * dw
+        if u > 0:
+            # the moving document is among the count_above: h = count_above - rel_i
+            dw = pos_weight[u - 1] - pos_weight[u]
+            down_if_relevant[u] = (1.0 - rel_u) * (count_above if average else 1.0) * dw
+            down_if_irrelevant[u] = -rel_u * (count_above + 1.0 if average else 1.0) * dw
+        count_above += rel_u
+
+    s, noise_sum = conditional_law(noise, sigma, translation)
+    inv_s = 1.0 / s
+    coef = factor * scale * INV_SQRT_2PI * inv_s
+    searchable = ys[:n_search]
+    if not select and use_fast_sums(path, searchable, s, window):
+        means = conditional_means(shifted, noise, noise_sum, sigma, translation, order)
+        counting_fast_sums(SortedSample(order, ys, n_search, means, s, window), relevant,
+                           CountingJumps(up_if_relevant, up_if_irrelevant, down_if_relevant,
+                                         down_if_irrelevant, n_slots), coef, out)
+        return
+    for p in range(n_ordered):
+        doc = order[p]
+        mean = conditional_mean(shifted[doc], noise[doc], noise_sum, n, sigma, translation)
+        if relevant[doc] > 0.0:
+            up = up_if_relevant
+            down = down_if_relevant
+        else:
+            up = up_if_irrelevant
+            down = down_if_irrelevant
+        start, stop = breakpoint_window(searchable, mean, window * s)
+        acc = 0.0
+        for u in range(start, min(p, stop, n_slots)):
+            acc += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
+        for u in range(max(start, p + 1), stop):
+            acc += down[u] * gaussian_kernel((ys[u] - mean) * inv_s)
+        out[doc] -= coef * acc
+    if not select:
+        return
+    # below every breakpoint: only the "above" sum, as in ccs_query with the coefficient
+    # written ``rel * (up_rel - up_irr) + up_irr`` (relevance is binary)
+    means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation)
+    slope = up_if_relevant[:n_slots] - up_if_irrelevant[:n_slots]
+    no_continuation_term = np.zeros(n_slots)
+    jumps_above = (slope, -up_if_irrelevant[:n_slots], no_continuation_term)
+    _above_every_breakpoint(ys, n_slots, jumps_above, relevant, relevant, means, inv_s,
+                            window * s, acc)
+    subtract_outside(order, coef, acc, out)
+
+
+@njit(cache=True)
+def _ccs_sample(shifted, noise, sigma, query, options, factor, out, work):
+    """One CCS sample of one query with the kernel of the metric family."""
+    if options.counting:
+        ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
+    else:
+        ccs_query(shifted, noise, sigma, query, options, factor, out, work)
+
+
+@njit(cache=True, parallel=True)
+def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
+                 iteration):
+    """CCS gradient averaged over noise rows; query ``q`` is smoothed with noise scale
+    ``query_sigma[q]``.
+
+    ``metric``: the metric's arrays (any named tuple with the fields ``gain``,
+    ``continuation``, ``position_weights``, ``cutoff`` and per-query ``scale``, e.g. the
+    objectives' ``KernelArgs``); ``options``: a :class:`CCSOptions`. The rows are those of
+    ``noise`` (shape ``(n_samples, n_docs)``) or, when ``noise`` has no rows (shape
+    ``(0, n_docs)``), ``n_samples`` rows drawn from the (seed, iteration, query, sample)
+    streams -- so the result does not depend on the thread count. ``options.fixed_last``: each
+    query's last document is a fixed (noise-free) document -- FilteredDCG's virtual document at
+    score 0; the streams fill the real documents only, so their noise is the same as without
+    it. ``options.path``: see :mod:`.noisy_order` (``PATH_SORT`` keeps the exact per-document
+    sums).
+    """
+    gain = metric.gain
+    cont = metric.continuation
+    query_scale = metric.scale
+    n_rows = noise_rows(noise, n_samples)
+    # FilteredDCG's fixed document takes no draw from the streams (explicit rows are used whole)
+    n_fixed = 1 if options.fixed_last and noise.shape[0] == 0 else 0
+    out = np.zeros(shifted.shape[0])
+    for q in prange(query_offsets.shape[0] - 1):
+        lo, hi, active = query_rows(query_offsets, query_scale, q)
+        if not active:
+            continue
+        n = hi - lo
+        work = np.empty(12 * n + 2)
+        buf = work[11 * n + 2:]
+        query = QueryMetric(gain[lo:hi], cont[lo:hi], metric.position_weights, metric.cutoff,
+                            query_scale[q])
+        for k in range(n_rows):
+            fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
+            buf[n - n_fixed:] = 0.0
+            _ccs_sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows,
+                        out[lo:hi], work)
+    return out
