@@ -120,7 +120,7 @@ class CatBoostObjective:
         # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
         if not _negated_pairs(grad, hess, ders):
             check_finite(grad, hess, scores)  # raises the adapters' one ValueError, with details
-        if self.sglb is not None and self.sglb.diffusion_temperature is not None:
+        if self.sglb is not None and self.sglb.noise_std != 0.0:
             # the Langevin step (sglb.py); -(grad + noise), with finite grad checked above
             ders[:, 0] = -self.sglb.perturb(grad, self.iteration)
         self.n_evaluations += 1
