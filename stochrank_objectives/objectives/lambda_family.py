@@ -26,10 +26,10 @@ from ..groups import validate_grouped
 from ..kernels import pairwise as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..kernels.rng import draw_grouped_gumbel
-from . import booster_compat
-from ..validation import boolean, choice, integer, real, seed
-from ._protocol import GAIN, Objective, ObjectiveParams, check_iteration
 from ..metric_spec import ndcg_gains, ndcg_inputs
+from ..validation import boolean, choice, integer, real, seed
+from . import booster_compat
+from ._protocol import GAIN, Objective, ObjectiveParams, check_iteration
 
 __all__ = ["LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart"]
 

@@ -20,9 +20,9 @@ import numpy as np
 from ..groups import validate_grouped
 from ..kernels import smooth as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg
+from ..metric_spec import ndcg_gains, ndcg_inputs
 from ..validation import choice, integer, real
 from ._protocol import GAIN, ObjectiveParams, check_iteration
-from ..metric_spec import ndcg_gains, ndcg_inputs
 
 __all__ = ["ApproxNDCG", "ListNet", "SmoothNDCG"]
 

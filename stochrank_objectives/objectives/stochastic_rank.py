@@ -19,12 +19,13 @@ import numpy as np
 
 from ..groups import validate_grouped
 from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
+from ..metric_spec import MetricSpec
+from ..metrics import evaluate, metric_options
+from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
                          _annealed_sigma, _check_estimator_for, _estimate, _noise_rows,
                          check_shift)
-from ..validation import anything, choice, integer, real, seed
 from ._protocol import ObjectiveParams, check_iteration
-from ..metric_spec import MetricSpec
 
 __all__ = ["StochasticRank", "SoftRank", "StochasticRankDCGRR"]
 
@@ -210,8 +211,6 @@ class StochasticRank(ObjectiveParams):
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """The discrete loss ``-mean_q M_q`` with worst-permutation ties (what SR-R1 targets;
         ``iteration`` does not change it)."""
-        from ..metrics import evaluate, metric_options
-
         check_iteration(iteration)
         spec = self.metric_spec
         return -evaluate(spec.metric, scores, labels, query_offsets, spec.top, ties="worst",
