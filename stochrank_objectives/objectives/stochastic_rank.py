@@ -253,32 +253,17 @@ class SoftRank(StochasticRank):
         "conditioning": choice(*CONDITIONINGS), "gain": anything, "hessian": choice(*HESSIANS),
     }
 
-    # what makes it SoftRank: fixed, not parameters (StochasticRank's constraints check them)
-    metric = "NDCG"
-    mu = 0.0
-    sfa = 0.0
-    estimator = "ccs"
-    smoothing = "absolute"
-    anneal_half_life = None
-    # StochasticRank's defaults for the rest
-    nu = 1.0
-    grade_max = None
-    threshold = 0.0
-    sigma_min = 0.1
-    decay = 0.85
-    summation = "auto"
+    # what makes it SoftRank: fixed, not parameters (StochasticRank's constraints check them;
+    # StochasticRank's defaults apply to the rest)
+    _FIXED_PARAMETERS = {"metric": "NDCG", "mu": 0.0, "sfa": 0.0, "estimator": "ccs",
+                         "smoothing": "absolute", "anneal_half_life": None}
 
     def __init__(self, top: int | None = None, sigma: float = 1.0, n_samples: int = 1,
                  seed: int = 0, conditioning: str = "translation", gain: str = "exp2",
                  hessian: str = "constant"):
-        # StochasticRank.__init__ is not called: SoftRank's other parameters are fixed above
-        self.top = top
-        self.sigma = sigma
-        self.n_samples = n_samples
-        self.seed = seed
-        self.conditioning = conditioning
-        self.gain = gain
-        self.hessian = hessian
+        super().__init__(top=top, sigma=sigma, n_samples=n_samples, seed=seed,
+                         conditioning=conditioning, gain=gain, hessian=hessian,
+                         **self._FIXED_PARAMETERS)
 
 
 class StochasticRankDCGRR(ObjectiveParams):

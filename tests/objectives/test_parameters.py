@@ -18,10 +18,17 @@ CLASSES = [sro.StochasticRank, sro.SoftRank, sro.StochasticRankDCGRR, sro.Lambda
 
 
 def _stored_names(cls):
-    """The names ``__init__`` assigns as ``self.NAME = NAME`` -- and that it does nothing else."""
+    """The names ``__init__`` assigns as ``self.NAME = NAME`` (or forwards unchanged as
+    ``NAME=NAME`` to the parent's ``__init__``) -- and that it does nothing else."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls.__dict__["__init__"])))
     body = [node for node in tree.body[0].body
             if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+    if len(body) == 1 and isinstance(body[0], ast.Expr):  # super().__init__(name=name, ...)
+        call = body[0].value
+        assert ast.unparse(call.func) == "super().__init__" and not call.args
+        forwarded = [k for k in call.keywords if k.arg is not None]
+        assert all(isinstance(k.value, ast.Name) and k.value.id == k.arg for k in forwarded)
+        return [k.arg for k in forwarded]
     stored = []
     for node in body:
         assert isinstance(node, ast.Assign) and len(node.targets) == 1, ast.dump(node)
@@ -70,7 +77,8 @@ def test_get_params_and_repr_follow_the_signature_and_set_params_round_trips():
 
 def test_a_fixed_parent_parameter_is_still_checked():
     class BrokenSoftRank(sro.SoftRank):
-        mu = -1.0  # fixed (not a parameter) and invalid: StochasticRank's constraint applies
+        # mu fixed (not a parameter) and invalid: StochasticRank's constraint still applies
+        _FIXED_PARAMETERS = {**sro.SoftRank._FIXED_PARAMETERS, "mu": -1.0}
 
     with pytest.raises(ValueError, match="mu must be >= 0.0"):
         BrokenSoftRank().grad_hess(np.zeros(2), np.array([1.0, 0.0]), [0, 2])
