@@ -8,17 +8,6 @@ adapters live in :mod:`stochrank_objectives.adapters`. The scikit-learn rankers
 booster, and a ranker imports only its own booster when first accessed.
 """
 
-from .baselines import (
-    ApproxNDCG,
-    Gumbel,
-    LambdaLoss,
-    LambdaMART,
-    ListNet,
-    SmoothNDCG,
-    SoftRank,
-    StochasticRankDCGRR,
-    e_lambda_mart,
-)
 from . import metrics as _metrics
 from .groups import query_offsets_from_qid, query_offsets_from_sizes
 from .metrics import (
@@ -31,7 +20,20 @@ from .metrics import (
     pfound,
     precision_at_k,
 )
-from .objectives import StochasticRank, draw_noise, stochastic_rank_gradient
+from .objectives import (
+    ApproxNDCG,
+    Gumbel,
+    LambdaLoss,
+    LambdaMART,
+    ListNet,
+    SmoothNDCG,
+    SoftRank,
+    StochasticRank,
+    StochasticRankDCGRR,
+    draw_noise,
+    e_lambda_mart,
+    stochastic_rank_gradient,
+)
 from .sglb import SGLB
 
 __version__ = "0.1.0"

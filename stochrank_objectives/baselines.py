@@ -1,4 +1,5 @@
-"""The baseline objectives, importable from here as before.
+"""The baseline objectives, importable from here as before (a documented import path; the
+package itself imports them from :mod:`stochrank_objectives.objectives`).
 
 They live in :mod:`stochrank_objectives.objectives` by family: :mod:`~.objectives.lambda_family`
 (LambdaMART, LambdaLoss, Gumbel, e_lambda_mart), :mod:`~.objectives.smooth` (ApproxNDCG,

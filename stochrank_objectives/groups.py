@@ -22,8 +22,6 @@ array([0, 3, 5])
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 __all__ = [
@@ -157,46 +155,6 @@ def validate_grouped(scores, labels, query_offsets):
         raise ValueError("labels must be non-negative (relevance grades or probabilities)")
     offs = validate_query_offsets(query_offsets, n)
     return scores, labels, offs
-
-
-def _check_int(value, name: str, minimum: int, allow_none: bool = False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-SEED_MAX = 2 ** 63 - 1  # the noise kernels key their streams with a signed 64-bit seed
-
-
-def _check_seed(value, name: str = "seed") -> int:
-    """A noise seed: an integer in ``[0, 2**63 - 1]`` (numba passes it as int64)."""
-    value = _check_int(value, name, 0)
-    if value > SEED_MAX:
-        raise ValueError(f"{name} must be in [0, 2**63 - 1] (<= {SEED_MAX}), got {value}")
-    return value
-
-
-def _check_float(value, name: str, *, gt=None, ge=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    if gt is not None and not value > gt:
-        raise ValueError(f"{name} must be > {gt}, got {value}")
-    if ge is not None and not value >= ge:
-        raise ValueError(f"{name} must be >= {ge}, got {value}")
-    return value
-
-
-def _check_choice(value, name: str, choices):
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
 
 
 def as_noise(noise, n_docs: int) -> np.ndarray:

@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .objectives.metric_spec import MetricSpec, with_virtual_documents
-from .groups import _check_int, validate_grouped
+from .groups import validate_grouped
 from .kernels.metrics import (
     TIE_BEST,
     TIE_EXPECTED,
@@ -46,6 +45,8 @@ from .kernels.metrics import (
     average_precision_per_query,
     cascade_metric_per_query,
 )
+from .metric_spec import MetricSpec, with_virtual_documents
+from .validation import check_int
 
 __all__ = [
     "TIE_POLICIES",
@@ -272,7 +273,7 @@ def precision_at_k(scores, labels, query_offsets, k=None, *, threshold=0.0, ties
     Returns:
       Mean precision@k over queries, or per-query values.
     """
-    k = _check_int(k, "k", 1, allow_none=True)
+    k = check_int(k, "k", 1, allow_none=True)
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     tie = _tie_code(ties, True, "precision")
     spec = MetricSpec.make("MRR", top=k, threshold=threshold)

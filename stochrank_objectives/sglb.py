@@ -65,16 +65,25 @@ import numbers
 
 import numpy as np
 
-from .groups import _check_float, _check_int
+from .parameters import Parameterised
+from .validation import check_float, check_int, integer, real
 
-__all__ = ["SGLB", "catboost_langevin", "catboost_shrink_factor", "catboost_tree_weights"]
+__all__ = ["SGLB", "shrink_factor", "tree_weights"]
 
 # Largest allowed t * (-log c) per score dtype: float32 overflows at about e^88.7, float64 at
 # about e^709.8; the margin leaves room for the magnitude of the scores themselves.
 _LOG_CAP = {np.dtype(np.float32): 80.0, np.dtype(np.float64): 700.0}
 
 
-class SGLB:
+def _temperature(value, name):
+    # None and +inf both mean "no noise" (CatBoost's diffusion_temperature has no off switch)
+    if value is None or (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                         and value == math.inf):
+        return None
+    return check_float(value, name, gt=0.0)
+
+
+class SGLB(Parameterised):
     """The SGLB schedule: model shrinkage ``1 - gamma * lr`` and Langevin gradient noise.
 
     Example::
@@ -97,84 +106,65 @@ class SGLB:
       seed: seed of the noise (>= 0), combined with the iteration.
 
     Defaults are CatBoost's once ``langevin=True``: ``diffusion_temperature=10000``,
-    ``model_shrink_rate=0.001``. See the module docstring for the update and its
-    reparametrisation.
+    ``model_shrink_rate=0.001``. The constructor only stores its arguments; they are checked
+    at first use (every method below) or by :meth:`validate`, as the objectives' are.
+
+    Returns:
+      the schedule, whose methods the adapters call once per tree.
     """
+
+    _parameter_constraints = {"learning_rate": real(gt=0.0), "model_shrink_rate": real(ge=0.0),
+                              "diffusion_temperature": _temperature, "seed": integer(0)}
 
     def __init__(self, learning_rate: float = 0.1, model_shrink_rate: float = 0.001,
                  diffusion_temperature: float | None = 10000.0, seed: int = 0):
-        self.learning_rate = _check_float(learning_rate, "learning_rate", gt=0.0)
-        self.model_shrink_rate = _check_float(model_shrink_rate, "model_shrink_rate", ge=0.0)
-        if not self.model_shrink_rate * self.learning_rate < 1.0:
+        self.learning_rate = learning_rate
+        self.model_shrink_rate = model_shrink_rate
+        self.diffusion_temperature = diffusion_temperature
+        self.seed = seed
+
+    def _check_together(self, values: dict) -> dict:
+        if not values["model_shrink_rate"] * values["learning_rate"] < 1.0:
             raise ValueError(
                 "model_shrink_rate * learning_rate must be < 1 (the shrink factor "
-                f"1 - gamma * lr must be positive), got {self.model_shrink_rate} * "
-                f"{self.learning_rate}")
-        if diffusion_temperature is None or (
-                isinstance(diffusion_temperature, numbers.Real)
-                and not isinstance(diffusion_temperature, bool)
-                and diffusion_temperature == math.inf):
-            self.diffusion_temperature = None
-        else:
-            self.diffusion_temperature = _check_float(diffusion_temperature,
-                                                      "diffusion_temperature", gt=0.0)
-        self.seed = _check_int(seed, "seed", 0)
+                f"1 - gamma * lr must be positive), got {values['model_shrink_rate']} * "
+                f"{values['learning_rate']}")
+        return values
 
     @classmethod
     def posterior_sampling(cls, n_docs: int, learning_rate: float = 0.1, seed: int = 0) -> "SGLB":
         """CatBoost's ``posterior_sampling=True``: ``T = n_docs``, ``gamma = 1 / (2 n_docs)``."""
-        n_docs = _check_int(n_docs, "n_docs", 1)
+        n_docs = check_int(n_docs, "n_docs", 1)
         return cls(learning_rate, 1.0 / (2.0 * n_docs), float(n_docs), seed)
-
-    # -- scikit-learn style parameters (nested ``sglb__*`` keys of the rankers) --------------
-    _param_names = ("learning_rate", "model_shrink_rate", "diffusion_temperature", "seed")
-
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor arguments (as validated), e.g. for ``ranker.get_params()``."""
-        return {name: getattr(self, name) for name in self._param_names}
-
-    def set_params(self, **params) -> "SGLB":
-        """Change parameters in place; a bad value raises and leaves the schedule unchanged."""
-        unknown = sorted(set(params) - set(self._param_names))
-        if unknown:
-            raise ValueError(f"unknown parameter(s) {unknown} for SGLB; valid: "
-                             f"{list(self._param_names)}")
-        trial = type(self)(**{**self.get_params(), **params})
-        for name in self._param_names:
-            setattr(self, name, getattr(trial, name))
-        return self
-
-    def __repr__(self) -> str:
-        return (f"SGLB(learning_rate={self.learning_rate!r}, model_shrink_rate="
-                f"{self.model_shrink_rate!r}, diffusion_temperature="
-                f"{self.diffusion_temperature!r}, seed={self.seed!r})")
 
     # -- the schedule ------------------------------------------------------------------------
     @property
     def shrink(self) -> float:
         """The shrink factor ``c = 1 - gamma * lr`` applied before every tree."""
-        return 1.0 - self.model_shrink_rate * self.learning_rate
+        p = self._checked()
+        return 1.0 - p["model_shrink_rate"] * p["learning_rate"]
 
     @property
     def noise_std(self) -> float:
         """Standard deviation ``sqrt(2 / (lr T))`` of the per-document noise (0 without noise)."""
-        if self.diffusion_temperature is None:
+        p = self._checked()
+        if p["diffusion_temperature"] is None:
             return 0.0
-        return math.sqrt(2.0 / (self.learning_rate * self.diffusion_temperature))
+        return math.sqrt(2.0 / (p["learning_rate"] * p["diffusion_temperature"]))
 
     def learning_rate_at(self, iteration: int) -> float:
         """Learning rate of tree ``t`` in the reparametrised booster: ``lr * c^-(t+1)``."""
-        t = _check_int(iteration, "iteration", 0)
-        return self.learning_rate * self.shrink ** (-(t + 1))
+        t = check_int(iteration, "iteration", 0)
+        return self._checked()["learning_rate"] * self.shrink ** (-(t + 1))
 
     def score_scale(self, iteration: int) -> float:
         """``c^(t+1)``: the objective of tree ``t`` sees ``score_scale(t) * G_t = c F_t``."""
-        t = _check_int(iteration, "iteration", 0)
+        t = check_int(iteration, "iteration", 0)
         return self.shrink ** (t + 1)
 
     def final_scale(self, n_trees: int) -> float:
         """``c^T``: the model ``F_T`` equals ``final_scale(T) * G_T`` after ``T`` trees."""
-        n = _check_int(n_trees, "n_trees", 0)
+        n = check_int(n_trees, "n_trees", 0)
         return self.shrink ** n
 
     def noise(self, n_docs: int, iteration: int, key: tuple[int, ...] = ()) -> np.ndarray:
@@ -184,12 +174,13 @@ class SGLB:
         ``key`` (non-negative integers) names an independent stream for one block of documents,
         e.g. a Dask partition; the default ``()`` is the single-machine stream ``[seed, t]``.
         """
-        n_docs = _check_int(n_docs, "n_docs", 0)
-        t = _check_int(iteration, "iteration", 0)
-        key = tuple(_check_int(k, "key", 0) for k in key)
-        if self.diffusion_temperature is None:
+        p = self._checked()
+        n_docs = check_int(n_docs, "n_docs", 0)
+        t = check_int(iteration, "iteration", 0)
+        key = tuple(check_int(k, "key", 0) for k in key)
+        if p["diffusion_temperature"] is None:
             return np.zeros(n_docs)
-        rng = np.random.default_rng(np.random.SeedSequence([self.seed, t, *key]))
+        rng = np.random.default_rng(np.random.SeedSequence([p["seed"], t, *key]))
         return self.noise_std * rng.standard_normal(n_docs)
 
     def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int):
@@ -199,12 +190,13 @@ class SGLB:
         ``score_scale(t) * raw_scores`` and adds :meth:`noise` ``(n, t)`` to the gradient; the
         hessian is passed through unchanged.
         """
-        t = _check_int(iteration, "iteration", 0)
+        p = self._checked()
+        t = check_int(iteration, "iteration", 0)
         scores = np.asarray(raw_scores, dtype=np.float64)
-        if self.model_shrink_rate != 0.0:
+        if p["model_shrink_rate"] != 0.0:
             scores = scores * self.score_scale(t)
         grad, hess = objective.grad_hess(scores, labels, query_offsets, iteration=t)
-        if self.diffusion_temperature is not None:
+        if p["diffusion_temperature"] is not None:
             grad = np.asarray(grad, dtype=np.float64) + self.noise(scores.shape[0], t)
         return grad, hess
 
@@ -214,17 +206,18 @@ class SGLB:
         Used where the booster shrinks the model natively (CatBoost), so only the noise is ours.
         """
         grad = np.asarray(grad, dtype=np.float64)
-        if self.diffusion_temperature is None:
+        if self._checked()["diffusion_temperature"] is None:
             return grad
         return grad + self.noise(grad.shape[0], iteration)
 
     def check_learning_rate(self, learning_rate, name: str = "learning_rate") -> None:
         """Refuse a booster learning rate that differs from the schedule's own ``lr``."""
-        if float(learning_rate) != self.learning_rate:
+        own = self._checked()["learning_rate"]
+        if float(learning_rate) != own:
             raise ValueError(
-                f"{name}={learning_rate!r} differs from sglb.learning_rate={self.learning_rate!r}: "
+                f"{name}={learning_rate!r} differs from sglb.learning_rate={own!r}: "
                 "SGLB's shrinkage and noise are defined by its learning rate, so set both to the "
-                f"same value (e.g. {name}={self.learning_rate!r})")
+                f"same value (e.g. {name}={own!r})")
 
     # -- overflow guard ----------------------------------------------------------------------
     def max_iterations(self, dtype=np.float32) -> int | None:
@@ -236,148 +229,88 @@ class SGLB:
         dtype = np.dtype(dtype)
         if dtype not in _LOG_CAP:
             raise ValueError(f"dtype must be float32 or float64, got {dtype}")
-        if self.model_shrink_rate == 0.0:
+        if self._checked()["model_shrink_rate"] == 0.0:
             return None
         return int(math.floor(_LOG_CAP[dtype] / -math.log(self.shrink)))
 
     def check_iterations(self, n_trees: int, dtype=np.float32) -> None:
         """Raise ``ValueError`` if ``n_trees`` exceeds :meth:`max_iterations` for ``dtype``."""
-        n_trees = _check_int(n_trees, "n_trees", 0)
+        n_trees = check_int(n_trees, "n_trees", 0)
         cap = self.max_iterations(dtype)
         if cap is not None and n_trees > cap:
+            p = self._checked()
             raise ValueError(
                 f"SGLB with model_shrink_rate * learning_rate = "
-                f"{self.model_shrink_rate * self.learning_rate:g} cannot train {n_trees} trees in "
+                f"{p['model_shrink_rate'] * p['learning_rate']:g} cannot train {n_trees} trees in "
                 f"a booster with {np.dtype(dtype).name} scores: the reparametrised scores "
                 f"G = F * c^-t would reach c^-{n_trees} = e^{-n_trees * math.log(self.shrink):.1f} "
                 f"(cap {cap} trees). Lower model_shrink_rate or learning_rate, train fewer trees, "
                 "or restart from the finished model's predictions as the initial score.")
 
 
-# -- CatBoost's native parametrisation -----------------------------------------------------------
-# CatBoost's defaults once ``langevin=True``: T = 1e4, gamma = 0.001 (Constant) / 0.01 (Decreasing).
-_CATBOOST_TEMPERATURE = 10000.0
-_CATBOOST_SHRINK_RATE = {"Constant": 0.001, "Decreasing": 0.01}
 
 
-def catboost_shrink_factor(rate: float, learning_rate: float, mode: str, iteration: int) -> float:
-    """CatBoost's model-shrink factor applied before tree ``t`` (0-based).
+# -- model shrinkage applied by the booster itself (CatBoost's model_shrink_rate) ----------------
+SHRINK_MODES = ("Constant", "Decreasing")
 
-    ``1`` before tree 0, then ``1 - gamma * lr`` (``"Constant"``) or ``1 - gamma / t``
-    (``"Decreasing"``). CatBoost stores the rate and the learning rate as float32 and computes
-    the factor in double, so both are rounded the same way here.
+
+def shrink_factor(model_shrink_rate: float, learning_rate: float, iteration: int,
+                  mode: str = "Constant") -> float:
+    """The model-shrink factor applied before tree ``t`` (0-based) by a shrinking booster.
 
     Example:
 
-    >>> catboost_shrink_factor(0.5, 0.2, "Constant", 3) == 1 - float(np.float32(0.5)) * float(np.float32(0.2))
-    True
+    >>> shrink_factor(0.5, 0.2, 3), shrink_factor(0.5, 0.2, 4, "Decreasing")
+    (0.9, 0.875)
+
+    Formula: ``1`` before tree 0, then ``1 - gamma * lr`` (``"Constant"``, the :class:`SGLB`
+    shrink ``c``) or ``1 - gamma / t`` (``"Decreasing"``).
+
+    Source: Ustimenko & Prokhorenkova (2020), arXiv:2001.07248 (both modes as CatBoost names
+    them).
 
     Args:
-      rate: ``model_shrink_rate`` (gamma).
+      model_shrink_rate: gamma (>= 0).
       learning_rate: the booster's learning rate.
-      mode: ``"Constant"`` or ``"Decreasing"`` (``model_shrink_mode``).
       iteration: the tree ``t`` about to be fitted (0-based).
+      mode: ``"Constant"`` or ``"Decreasing"``.
 
     Returns:
       the factor the model is multiplied by before tree ``t``.
     """
-    t = _check_int(iteration, "iteration", 0)
-    if t == 0 or rate == 0.0:
+    t = check_int(iteration, "iteration", 0)
+    if t == 0 or model_shrink_rate == 0.0:
         return 1.0
-    if mode not in _CATBOOST_SHRINK_RATE:
+    if mode not in SHRINK_MODES:
         raise ValueError(f"model_shrink_mode must be 'Constant' or 'Decreasing', got {mode!r}")
-    rate = float(np.float32(rate))
     if mode == "Constant":
-        return 1.0 - rate * float(np.float32(learning_rate))
-    return 1.0 - rate / t
+        return 1.0 - model_shrink_rate * learning_rate
+    return 1.0 - model_shrink_rate / t
 
 
-def catboost_tree_weights(factors, keep: int | None = None) -> list[float]:
+def tree_weights(factors, keep: int | None = None) -> list[float]:
     """Weights that bake per-tree shrink factors into trees fitted one at a time.
 
     Example:
 
-    >>> catboost_tree_weights([1.0, 0.5, 0.5, 0.5], keep=3)
+    >>> tree_weights([1.0, 0.5, 0.5, 0.5], keep=3)
     [0.25, 0.5, 1.0]
 
     Tree ``t`` was fitted to the scores after the factors ``f_0 .. f_t`` had been applied, and
-    every later factor applied before tree ``keep`` shrinks it again (CatBoost's model shrinkage
-    multiplies the whole model). The first ``keep`` trees, summed with these weights (e.g. by
-    ``catboost.sum_models``), are the shrunk model::
+    every later factor applied before tree ``keep`` shrinks it again (model shrinkage
+    multiplies the whole model). The first ``keep`` trees, summed with these weights, are the
+    shrunk model::
 
         w_t = prod_{u = t + 1}^{keep - 1} f_u,    t = 0 .. keep - 1
 
     Args:
-      factors: the factor applied before each tree (:func:`catboost_shrink_factor` of ``t``).
+      factors: the factor applied before each tree (:func:`shrink_factor` of ``t``).
       keep: how many trees to keep (default all of them), e.g. ``best_iteration + 1``.
 
     Returns:
       a list of ``keep`` floats.
     """
-    keep = len(factors) if keep is None else _check_int(keep, "keep", 0)
+    keep = len(factors) if keep is None else check_int(keep, "keep", 0)
     if keep > len(factors):
         raise ValueError(f"keep={keep} exceeds the {len(factors)} shrink factors given")
     return [float(np.prod(factors[t + 1:keep])) for t in range(keep)]
-
-
-def catboost_langevin(params: dict, n_rows: int, learning_rate: float, seed: int,
-                      sglb: SGLB | None = None):
-    """Resolve CatBoost's SGLB parameters into native shrinkage plus this package's noise.
-
-    Example::
-
-        params = {"langevin": True, "learning_rate": 0.1}
-        noise = catboost_langevin(params, n_rows, 0.1, seed=0)  # params now hold the shrinkage
-
-    Pops ``langevin``, ``diffusion_temperature`` and ``posterior_sampling`` from ``params`` (a
-    dict of CatBoost parameters, changed in place) and sets ``model_shrink_rate`` /
-    ``model_shrink_mode`` there; returns the SGLB whose :meth:`SGLB.perturb` adds the gradient
-    noise (``None`` = no noise). CatBoost's defaults apply once ``langevin=True``:
-    ``diffusion_temperature=1e4``, ``model_shrink_rate=0.001`` (Constant) or ``0.01``
-    (Decreasing); ``posterior_sampling=True`` means :meth:`SGLB.posterior_sampling` ``(n_rows)``.
-    A given ``sglb`` maps onto ``model_shrink_rate=sglb.model_shrink_rate`` (Constant mode) and
-    its own noise; it cannot be combined with the native names.
-
-    Args:
-      params: CatBoost parameters (changed in place).
-      n_rows: learn rows (for ``posterior_sampling``).
-      learning_rate: the booster's learning rate.
-      seed: seed of the noise.
-      sglb: an explicit schedule instead of CatBoost's names.
-
-    Returns:
-      the noise source (an SGLB with ``model_shrink_rate=0``: CatBoost shrinks) or ``None``.
-    """
-    native = [k for k in ("langevin", "diffusion_temperature", "posterior_sampling",
-                          "model_shrink_rate", "model_shrink_mode") if k in params]
-    if sglb is not None:
-        if native:
-            raise ValueError(f"sglb= and CatBoost's {native} both set SGLB: pass only "
-                             "sglb=SGLB(learning_rate, model_shrink_rate, diffusion_temperature, "
-                             "seed)")
-        sglb.check_learning_rate(learning_rate)
-        if sglb.model_shrink_rate:
-            params["model_shrink_rate"] = sglb.model_shrink_rate
-            params["model_shrink_mode"] = "Constant"
-        if sglb.diffusion_temperature is None:
-            return None
-        return SGLB(sglb.learning_rate, 0.0, sglb.diffusion_temperature, sglb.seed)
-    langevin = params.pop("langevin", None)
-    temperature = params.pop("diffusion_temperature", None)
-    mode = params.get("model_shrink_mode", "Constant")
-    if params.pop("posterior_sampling", False):
-        if mode != "Constant":
-            raise ValueError("posterior_sampling requires model_shrink_mode='Constant'")
-        posterior = SGLB.posterior_sampling(n_rows, learning_rate, seed)
-        langevin, temperature = True, posterior.diffusion_temperature
-        params["model_shrink_rate"] = posterior.model_shrink_rate
-    if langevin is None and temperature is not None and temperature > 0:
-        langevin = True
-    if not langevin:
-        return None
-    if temperature is None:
-        temperature = _CATBOOST_TEMPERATURE
-    if "model_shrink_rate" not in params:
-        params["model_shrink_rate"] = _CATBOOST_SHRINK_RATE.get(mode, 0.001)
-    return SGLB(learning_rate=learning_rate, model_shrink_rate=0.0,
-                diffusion_temperature=temperature, seed=seed)

@@ -50,7 +50,8 @@ def test_noise_is_seeded_per_iteration_with_the_right_variance():
     assert a.var() == pytest.approx(2.0 / (0.1 * 50.0), rel=0.02)
     assert abs(a.mean()) < 0.01
     np.testing.assert_array_equal(SGLB(0.1, 0.1, None).noise(4, 0), np.zeros(4))
-    assert SGLB(0.1, 0.1, math.inf).diffusion_temperature is None
+    no_noise = SGLB(0.1, 0.1, math.inf)  # stored as given; inf means no noise once validated
+    assert no_noise.validate()["diffusion_temperature"] is None and no_noise.noise_std == 0.0
 
 
 def test_grad_hess_scales_scores_and_adds_noise():
@@ -122,9 +123,37 @@ def test_overflow_guard():
     (dict(seed=-1), ValueError, "seed"),
     (dict(seed=1.5), TypeError, "seed"),
 ])
-def test_invalid_parameters(kwargs, exc, match):
+def test_invalid_parameters_are_refused_at_first_use(kwargs, exc, match):
+    s = SGLB(**kwargs)  # __init__ only stores (scikit-learn's rule), as the objectives do
+    assert s.get_params() == {**SGLB().get_params(), **kwargs}
+    for first_use in (s.validate, lambda: s.learning_rate_at(0), lambda: s.noise(2, 0),
+                      lambda: s.shrink):
+        with pytest.raises(exc, match=match):
+            first_use()
     with pytest.raises(exc, match=match):
-        SGLB(**kwargs)
+        SGLB().set_params(**kwargs)  # set_params checks at once
+
+
+def test_init_is_written_out_and_only_stores():
+    import inspect
+
+    assert "__init__" in SGLB.__dict__
+    source = inspect.getsource(SGLB.__init__)
+    names = list(inspect.signature(SGLB.__init__).parameters)[1:]
+    assert names == ["learning_rate", "model_shrink_rate", "diffusion_temperature", "seed"]
+    assert all(f"self.{name} = {name}" in source for name in names)
+    assert set(SGLB._parameter_constraints) == set(names)
+    SGLB(learning_rate=-1.0)  # no error until the schedule is used
+
+
+def test_set_params_checks_at_once_and_leaves_the_schedule_unchanged_on_error():
+    s = SGLB(learning_rate=0.2, seed=1)
+    with pytest.raises(ValueError, match="unknown parameter"):
+        s.set_params(lr=0.1)
+    with pytest.raises(ValueError, match="must be < 1"):
+        s.set_params(model_shrink_rate=10.0)
+    assert s.get_params()["model_shrink_rate"] == 0.001 and s.shrink == 1 - 0.001 * 0.2
+    assert s.set_params(learning_rate=0.5) is s and s.shrink == 1 - 0.001 * 0.5
 
 
 def test_invalid_iteration():
@@ -135,10 +164,20 @@ def test_invalid_iteration():
         s.noise(3, -2)
 
 
-def test_catboost_tree_weights_bake_the_later_shrinkage():
-    from stochrank_objectives.sglb import catboost_shrink_factor, catboost_tree_weights
+def test_shrink_factor_modes():
+    from stochrank_objectives.sglb import shrink_factor
 
-    factors = [catboost_shrink_factor(0.5, 0.2, "Constant", t) for t in range(5)]
+    assert shrink_factor(0.5, 0.2, 0) == 1.0 and shrink_factor(0.0, 0.2, 5) == 1.0
+    assert shrink_factor(0.5, 0.2, 3) == 1.0 - 0.5 * 0.2
+    assert shrink_factor(0.5, 0.2, 4, "Decreasing") == 1.0 - 0.5 / 4
+    with pytest.raises(ValueError, match="model_shrink_mode"):
+        shrink_factor(0.5, 0.2, 1, "Linear")
+
+
+def test_tree_weights_bake_the_later_shrinkage():
+    from stochrank_objectives.sglb import shrink_factor, tree_weights as catboost_tree_weights
+
+    factors = [shrink_factor(0.5, 0.2, t) for t in range(5)]
     c = factors[1]
     # tree t is shrunk by every factor applied after it, up to the last kept tree
     assert catboost_tree_weights(factors) == pytest.approx([c ** 4, c ** 3, c ** 2, c, 1.0])

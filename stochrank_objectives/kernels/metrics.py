@@ -8,7 +8,7 @@ with ``s`` the documents sorted by score (descending), ``w_p`` a position weight
 position ``T`` on), ``g`` the per-document gain and ``d`` the per-document probability of
 continuing past it. NDCG/DCG have ``d = 1``; ERR and MRR have ``d = 1 - g``. The per-document
 ``g`` and ``d`` are precomputed from the labels by the caller (see
-``objectives/metric_spec.py``), so one kernel serves every metric.
+``metric_spec.py``), so one kernel serves every metric.
 
 Tie policies (documents with equal scores):
 

@@ -8,8 +8,10 @@ Every objective follows one protocol (:class:`~._protocol.Objective`)::
 ``grad`` is the gradient of the **loss** (descent is ``-grad``), per document; ``hess`` a
 per-document (diagonal) second derivative. The modules, by family:
 
-* :mod:`._protocol` -- the protocol, the parameter declaration table (:class:`ObjectiveParams`);
-* :mod:`.metric_spec` -- :class:`MetricSpec`, the metric definitions the kernels share;
+* :mod:`._protocol` -- the protocol and the objectives' base (:class:`ObjectiveParams`: written-out
+  constructors, one constraints table per class);
+* :mod:`stochrank_objectives.metric_spec` -- :class:`MetricSpec`, the metric definitions the
+  kernels, the objectives and the metric functions share (re-exported here);
 * :mod:`._estimator` -- the StochasticRank gradient estimator (:func:`stochastic_rank_gradient`,
   :func:`draw_noise`, :func:`check_shift`);
 * :mod:`.stochastic_rank` -- :class:`StochasticRank` and its variants :class:`SoftRank`,
@@ -29,13 +31,13 @@ True
 
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, MAX_SHIFT, SMOOTHINGS, check_shift,
                          draw_noise, stochastic_rank_gradient)
-from ._protocol import Objective, ObjectiveParams, Param
+from ._protocol import Objective, ObjectiveParams
 from .lambda_family import Gumbel, LambdaLoss, LambdaMART, e_lambda_mart
-from .metric_spec import KernelArgs, MetricSpec
+from ..metric_spec import KernelArgs, MetricSpec
 from .smooth import ApproxNDCG, ListNet, SmoothNDCG
 from .stochastic_rank import SoftRank, StochasticRank, StochasticRankDCGRR
 
-__all__ = ["Objective", "ObjectiveParams", "Param", "MetricSpec", "KernelArgs",
+__all__ = ["Objective", "ObjectiveParams", "MetricSpec", "KernelArgs",
            "StochasticRank", "SoftRank", "StochasticRankDCGRR", "stochastic_rank_gradient",
            "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS", "CONDITIONINGS",
            "SMOOTHINGS", "HESSIANS", "LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart",

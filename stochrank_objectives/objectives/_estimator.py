@@ -41,14 +41,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..groups import (_check_choice, _check_float, _check_int, _check_seed, as_noise,
-                      validate_grouped)
+from ..groups import as_noise, validate_grouped
 from ..kernels import threads_for
 from ..kernels.ccs import DEFAULT_WINDOW, PATH_AUTO, PATH_FAST, PATH_SORT, CCSOptions, ccs_gradient
 from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
 from ..kernels.rng import draw_grouped_normals
-from .metric_spec import MetricSpec, with_virtual_documents
+from ..metric_spec import MetricSpec, with_virtual_documents
+from ..validation import check_choice, check_float, check_int, check_seed
 
 __all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
            "CONDITIONINGS", "SMOOTHINGS", "HESSIANS", "SUMMATIONS"]
@@ -84,9 +84,9 @@ def draw_noise(query_offsets, n_samples: int = 1, seed: int = 0, iteration: int 
       float64 array ``(n_samples, n_docs)`` of standard normals.
     """
     offs = np.ascontiguousarray(query_offsets, dtype=np.int64)
-    n_samples = _check_int(n_samples, "n_samples", 1)
-    seed = _check_seed(seed)
-    iteration = _check_int(iteration, "iteration", 0)
+    n_samples = check_int(n_samples, "n_samples", 1)
+    seed = check_seed(seed)
+    iteration = check_int(iteration, "iteration", 0)
     return draw_grouped_normals(offs, n_samples, seed, iteration)
 
 
@@ -133,15 +133,15 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
       float64 array: ``d L_sigma / d z`` (gradient of the loss; descent is ``-grad``).
     """
     metric_spec = MetricSpec.make(metric, top, gain, grade_max, threshold, decay)
-    sigma = _check_float(sigma, "sigma", gt=0.0)
-    mu = _check_float(mu, "mu", ge=0.0)
-    nu = _check_float(nu, "nu", gt=0.0)
-    sfa = _check_float(sfa, "sfa", ge=0.0)
-    _check_choice(estimator, "estimator", ESTIMATORS)
-    _check_estimator_for(estimator, metric_spec)
-    _check_choice(conditioning, "conditioning", CONDITIONINGS)
-    _check_choice(smoothing, "smoothing", SMOOTHINGS)
-    _check_choice(summation, "summation", tuple(SUMMATIONS))
+    sigma = check_float(sigma, "sigma", gt=0.0)
+    mu = check_float(mu, "mu", ge=0.0)
+    nu = check_float(nu, "nu", gt=0.0)
+    sfa = check_float(sfa, "sfa", ge=0.0)
+    check_choice(estimator, "estimator", ESTIMATORS)
+    check_estimator_for(estimator, metric_spec)
+    check_choice(conditioning, "conditioning", CONDITIONINGS)
+    check_choice(smoothing, "smoothing", SMOOTHINGS)
+    check_choice(summation, "summation", tuple(SUMMATIONS))
     window = float(window)
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
@@ -153,7 +153,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                      path=SUMMATIONS[summation])
 
 
-def _check_estimator_for(estimator, spec):
+def check_estimator_for(estimator, spec):
     """REINFORCE (an ablation baseline) is wired for the plain cascades only."""
     if estimator == "reinforce" and (spec.is_counting or spec.needs_virtual_document):
         raise ValueError(f"estimator='reinforce' is not available for metric {spec.metric!r}; "
@@ -180,9 +180,9 @@ def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sf
     # the translation law conditions on the others' deviations, valid only for invariant losses
     translation = conditioning == "translation" and spec.translation_invariant
     if noise is None:
-        n_samples = _check_int(n_samples, "n_samples", 1)
-        seed = _check_seed(seed)
-        iteration = _check_int(iteration, "iteration", 0)
+        n_samples = check_int(n_samples, "n_samples", 1)
+        seed = check_seed(seed)
+        iteration = check_int(iteration, "iteration", 0)
     rows = explicit_noise_rows(noise, scores.shape[0])
     if estimator == "ccs" and spec.needs_virtual_document:
         grad = _filtered_ccs(shifted, prepared, rows, offs, sigma, n_samples=n_samples, seed=seed,
@@ -233,7 +233,7 @@ def _filtered_ccs(shifted, prepared, rows, offs, sigma, *, n_samples, seed, iter
     return grad[real]
 
 
-def _annealed_sigma(sigma, sigma_min, half_life, iteration):
+def annealed_sigma(sigma, sigma_min, half_life, iteration):
     """``max(min(sigma, sigma_min), sigma 2^(-iteration / half_life))``; ``sigma`` when
     ``half_life`` is None (validated arguments)."""
     if half_life is None:

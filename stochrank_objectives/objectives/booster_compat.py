@@ -20,7 +20,7 @@ import functools
 import numpy as np
 
 from ..kernels.pairwise import LGB_SCORE_NORM_EPS, lightgbm_sigmoid_table
-from ._protocol import boolean
+from ..validation import check_bool
 
 __all__ = ["COMPAT", "LIGHTGBM_DEFAULT_LABEL_GAIN", "lightgbm_lambdarank_params",
            "xgboost_ndcg_params", "check_compat", "label_table_gains", "sigmoid_lookup"]
@@ -65,7 +65,7 @@ def xgboost_ndcg_params(lambdarank_num_pair_per_sample=32, lambdarank_normalizat
     Returns:
       dict of :class:`~.lambda_family.LambdaMART` keyword arguments.
     """
-    exp_gain = boolean(ndcg_exp_gain, "ndcg_exp_gain")
+    exp_gain = check_bool(ndcg_exp_gain, "ndcg_exp_gain")
     return dict(metric="NDCG", top=lambdarank_num_pair_per_sample, sigma=1.0,
                 gain="exp2" if exp_gain else "linear",
                 score_norm=lambdarank_score_normalization, norm=lambdarank_normalization,

@@ -18,16 +18,18 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..groups import validate_grouped
 from ..kernels import pairwise as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..kernels.rng import draw_grouped_gumbel
+from ..metric_spec import ndcg_gains, ndcg_inputs
+from ..validation import boolean, choice, integer, real, seed
 from . import booster_compat
-from ._protocol import (GAIN_PARAM, REQUIRED, ObjectiveParams, Param, boolean, check_iteration,
-                        choice, integer, real, seed)
-from .metric_spec import ndcg_gains, ndcg_inputs
+from ._protocol import GAIN, Objective, ObjectiveParams, check_iteration
 
 __all__ = ["LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart"]
 
@@ -108,17 +110,25 @@ class LambdaMART(ObjectiveParams):
     Returns: :meth:`grad_hess` ``(grad, hess)`` float64 arrays; :meth:`loss` a float.
     """
 
-    _params = (
-        Param("metric", "NDCG", _lambdamart_metric),
-        Param("top", None, integer(1, optional=True)),
-        Param("sigma", 1.0, real(gt=0.0)),
-        GAIN_PARAM,
-        Param("label_gain", None, _label_gain),
-        Param("threshold", 0.0, real(ge=0.0)),
-        Param("score_norm", False, boolean),
-        Param("norm", False, boolean),
-        Param("compat", None, choice(*booster_compat.COMPAT)),
-    )
+    _parameter_constraints = {
+        "metric": _lambdamart_metric, "top": integer(1, optional=True), "sigma": real(gt=0.0),
+        "gain": GAIN, "label_gain": _label_gain, "threshold": real(ge=0.0),
+        "score_norm": boolean, "norm": boolean, "compat": choice(*booster_compat.COMPAT),
+    }
+
+    def __init__(self, metric: str = "NDCG", top: int | None = None, sigma: float = 1.0,
+                 gain: str = "exp2", label_gain: Sequence[float] | None = None,
+                 threshold: float = 0.0, score_norm: bool = False, norm: bool = False,
+                 compat: str | None = None):
+        self.metric = metric
+        self.top = top
+        self.sigma = sigma
+        self.gain = gain
+        self.label_gain = label_gain
+        self.threshold = threshold
+        self.score_norm = score_norm
+        self.norm = norm
+        self.compat = compat
 
     @classmethod
     def xgboost(cls, lambdarank_num_pair_per_sample=32, lambdarank_normalization=True,
@@ -219,11 +229,12 @@ class LambdaLoss(ObjectiveParams):
     True
     """
 
-    _params = (
-        Param("mu", 5.0, real(gt=0.0)),
-        Param("sigma", 1.0, real(gt=0.0)),
-        GAIN_PARAM,
-    )
+    _parameter_constraints = {"mu": real(gt=0.0), "sigma": real(gt=0.0), "gain": GAIN}
+
+    def __init__(self, mu: float = 5.0, sigma: float = 1.0, gain: str = "exp2"):
+        self.mu = mu
+        self.sigma = sigma
+        self.gain = gain
 
     def _compute(self, scores, labels, query_offsets, iteration):
         p = self._checked()
@@ -284,12 +295,14 @@ class Gumbel(ObjectiveParams):
     Returns: :meth:`grad_hess` the averaged ``(grad, hess)``; :meth:`loss` the averaged loss.
     """
 
-    _params = (
-        Param("objective", REQUIRED, _objective),
-        Param("beta", 0.25, real(gt=0.0)),
-        Param("n_samples", 8, integer(1)),
-        Param("seed", 0, seed),
-    )
+    _parameter_constraints = {"objective": _objective, "beta": real(gt=0.0),
+                              "n_samples": integer(1), "seed": seed}
+
+    def __init__(self, objective: Objective, beta: float = 0.25, n_samples: int = 8, seed: int = 0):
+        self.objective = objective
+        self.beta = beta
+        self.n_samples = n_samples
+        self.seed = seed
 
     def noise(self, query_offsets, iteration: int = 0) -> np.ndarray:
         """The Gumbel(0, beta) perturbations, shape ``(n_samples, n_docs)``."""

@@ -20,9 +20,9 @@ import numpy as np
 from ..groups import validate_grouped
 from ..kernels import smooth_rank as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg
-from ._protocol import GAIN_PARAM, ObjectiveParams, Param, check_iteration, choice, integer, \
-    real
-from .metric_spec import ndcg_gains, ndcg_inputs
+from ..metric_spec import ndcg_gains, ndcg_inputs
+from ..validation import choice, integer, real
+from ._protocol import GAIN, ObjectiveParams, check_iteration
 
 __all__ = ["ApproxNDCG", "ListNet", "SmoothNDCG"]
 
@@ -64,11 +64,13 @@ class ApproxNDCG(ObjectiveParams):
     1.0
     """
 
-    _params = (
-        Param("eta", 10.0, real(gt=0.0)),
-        GAIN_PARAM,
-        Param("hessian", "constant", choice("constant", "exact")),
-    )
+    _parameter_constraints = {"eta": real(gt=0.0), "gain": GAIN,
+                              "hessian": choice("constant", "exact")}
+
+    def __init__(self, eta: float = 10.0, gain: str = "exp2", hessian: str = "constant"):
+        self.eta = eta
+        self.gain = gain
+        self.hessian = hessian
 
     def _compute(self, scores, labels, query_offsets, iteration):
         p = self._checked()
@@ -114,7 +116,10 @@ class ListNet(ObjectiveParams):
     [-0.231059, 0.231059]
     """
 
-    _params = (Param("target", "exp", choice("exp", "linear")),)
+    _parameter_constraints = {"target": choice("exp", "linear")}
+
+    def __init__(self, target: str = "exp"):
+        self.target = target
 
     def _compute(self, scores, labels, query_offsets, iteration):
         p = self._checked()
@@ -213,15 +218,22 @@ class SmoothNDCG(ObjectiveParams):
     8.0
     """
 
-    _params = (
-        Param("smoothing", 1.0, real(gt=0.0)),
-        Param("top", None, integer(1, optional=True)),
-        GAIN_PARAM,
-        Param("anneal_every", None, integer(1, optional=True)),
-        Param("anneal_factor", 2.0, real(gt=1.0)),
-        Param("min_smoothing", None, real(gt=0.0, optional=True)),
-        Param("start_iterations", 0, integer(0)),
-    )
+    _parameter_constraints = {
+        "smoothing": real(gt=0.0), "top": integer(1, optional=True), "gain": GAIN,
+        "anneal_every": integer(1, optional=True), "anneal_factor": real(gt=1.0),
+        "min_smoothing": real(gt=0.0, optional=True), "start_iterations": integer(0),
+    }
+
+    def __init__(self, smoothing: float = 1.0, top: int | None = None, gain: str = "exp2",
+                 anneal_every: int | None = None, anneal_factor: float = 2.0,
+                 min_smoothing: float | None = None, start_iterations: int = 0):
+        self.smoothing = smoothing
+        self.top = top
+        self.gain = gain
+        self.anneal_every = anneal_every
+        self.anneal_factor = anneal_factor
+        self.min_smoothing = min_smoothing
+        self.start_iterations = start_iterations
 
     def _check_together(self, values: dict) -> dict:
         if values["min_smoothing"] is None:

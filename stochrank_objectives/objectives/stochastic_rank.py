@@ -19,11 +19,13 @@ import numpy as np
 
 from ..groups import validate_grouped
 from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
+from ..metric_spec import MetricSpec
+from ..metrics import evaluate, metric_options
+from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
-                         _annealed_sigma, _check_estimator_for, check_shift, estimate,
+                         annealed_sigma, check_estimator_for, check_shift, estimate,
                          explicit_noise_rows)
-from ._protocol import ObjectiveParams, Param, check_iteration, choice, integer, real, seed
-from .metric_spec import MetricSpec
+from ._protocol import ObjectiveParams, check_iteration
 
 __all__ = ["StochasticRank", "SoftRank", "StochasticRankDCGRR"]
 
@@ -108,27 +110,44 @@ class StochasticRank(ObjectiveParams):
       discrete loss ``-mean_q M_q`` with worst-permutation ties.
     """
 
-    _params = (
-        Param("metric", "NDCG"),  # the metric fields are checked together by MetricSpec.make
-        Param("top", None),
-        Param("sigma", 0.3, real(gt=0.0)),
-        Param("mu", 0.0, real(ge=0.0)),
-        Param("nu", 1.0, real(gt=0.0)),
-        Param("sfa", 1.0, real(ge=0.0)),
-        Param("n_samples", 1, integer(1)),
-        Param("seed", 0, seed),
-        Param("estimator", "ccs", choice(*ESTIMATORS)),
-        Param("conditioning", "translation", choice(*CONDITIONINGS)),
-        Param("gain", "exp2"),
-        Param("grade_max", None),
-        Param("threshold", 0.0),
-        Param("hessian", "constant", choice(*HESSIANS)),
-        Param("smoothing", "relative", choice(*SMOOTHINGS)),
-        Param("sigma_min", 0.1, real(gt=0.0)),
-        Param("anneal_half_life", 100.0, real(gt=0.0, optional=True)),
-        Param("decay", 0.85),
-        Param("summation", "auto", choice(*SUMMATIONS)),
-    )
+    _parameter_constraints = {
+        # the metric fields are checked together by MetricSpec.make (_check_together)
+        "metric": anything, "top": anything, "gain": anything, "grade_max": anything,
+        "threshold": anything, "decay": anything,
+        "sigma": real(gt=0.0), "mu": real(ge=0.0), "nu": real(gt=0.0), "sfa": real(ge=0.0),
+        "n_samples": integer(1), "seed": seed,
+        "estimator": choice(*ESTIMATORS), "conditioning": choice(*CONDITIONINGS),
+        "hessian": choice(*HESSIANS), "smoothing": choice(*SMOOTHINGS),
+        "sigma_min": real(gt=0.0), "anneal_half_life": real(gt=0.0, optional=True),
+        "summation": choice(*SUMMATIONS),
+    }
+
+    def __init__(self, metric: str = "NDCG", top: int | None = None, sigma: float = 0.3,
+                 mu: float = 0.0, nu: float = 1.0, sfa: float = 1.0, n_samples: int = 1,
+                 seed: int = 0, estimator: str = "ccs", conditioning: str = "translation",
+                 gain: str = "exp2", grade_max: float | None = None, threshold: float = 0.0,
+                 hessian: str = "constant", smoothing: str = "relative", sigma_min: float = 0.1,
+                 anneal_half_life: float | None = 100.0, decay: float = 0.85,
+                 summation: str = "auto"):
+        self.metric = metric
+        self.top = top
+        self.sigma = sigma
+        self.mu = mu
+        self.nu = nu
+        self.sfa = sfa
+        self.n_samples = n_samples
+        self.seed = seed
+        self.estimator = estimator
+        self.conditioning = conditioning
+        self.gain = gain
+        self.grade_max = grade_max
+        self.threshold = threshold
+        self.hessian = hessian
+        self.smoothing = smoothing
+        self.sigma_min = sigma_min
+        self.anneal_half_life = anneal_half_life
+        self.decay = decay
+        self.summation = summation
 
     @classmethod
     def paper(cls, metric="NDCG", top=None, **params):
@@ -148,7 +167,7 @@ class StochasticRank(ObjectiveParams):
 
     def _check_together(self, values: dict) -> dict:
         spec = MetricSpec.make(*(values[name] for name in _METRIC_FIELDS))
-        _check_estimator_for(values["estimator"], spec)
+        check_estimator_for(values["estimator"], spec)
         values.update({name: getattr(spec, name) for name in _METRIC_FIELDS}, spec=spec)
         return values
 
@@ -156,7 +175,7 @@ class StochasticRank(ObjectiveParams):
         """The noise scale used at ``iteration``: ``max(min(sigma, sigma_min), sigma *
         2^(-iteration / anneal_half_life))`` (``sigma`` when ``anneal_half_life`` is None)."""
         p = self._checked()
-        return _annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"],
+        return annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"],
                                check_iteration(iteration))
 
     @property
@@ -181,7 +200,7 @@ class StochasticRank(ObjectiveParams):
         """``(grad, hess)`` of the smoothed loss at ``scores`` (see the protocol)."""
         p = self._checked()
         iteration = check_iteration(iteration)
-        sigma = _annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"], iteration)
+        sigma = annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"], iteration)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
         check_shift(p["mu"], labels)
         grad = estimate(scores, labels, offs, self._prepared(labels, offs), sigma=sigma,
@@ -194,8 +213,6 @@ class StochasticRank(ObjectiveParams):
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """The discrete loss ``-mean_q M_q`` with worst-permutation ties (what SR-R1 targets;
         ``iteration`` does not change it)."""
-        from ..metrics import evaluate, metric_options
-
         check_iteration(iteration)
         spec = self.metric_spec
         return -evaluate(spec.metric, scores, labels, query_offsets, spec.top, ties="worst",
@@ -233,22 +250,22 @@ class SoftRank(StochasticRank):
     hessian -- as in :class:`StochasticRank`, which has the estimator.
     """
 
-    _params = (
-        Param("top", None),
-        Param("sigma", 1.0, real(gt=0.0)),
-        Param("n_samples", 1, integer(1)),
-        Param("seed", 0, seed),
-        Param("conditioning", "translation", choice(*CONDITIONINGS)),
-        Param("gain", "exp2"),
-        Param("hessian", "constant", choice(*HESSIANS)),
-    )
-    # what makes it SoftRank: fixed, not parameters (StochasticRank's other defaults apply)
-    metric = "NDCG"
-    mu = 0.0
-    sfa = 0.0
-    estimator = "ccs"
-    smoothing = "absolute"
-    anneal_half_life = None
+    _parameter_constraints = {
+        "top": anything, "sigma": real(gt=0.0), "n_samples": integer(1), "seed": seed,
+        "conditioning": choice(*CONDITIONINGS), "gain": anything, "hessian": choice(*HESSIANS),
+    }
+
+    # what makes it SoftRank: fixed, not parameters (StochasticRank's constraints check them;
+    # StochasticRank's defaults apply to the rest)
+    _FIXED_PARAMETERS = {"metric": "NDCG", "mu": 0.0, "sfa": 0.0, "estimator": "ccs",
+                         "smoothing": "absolute", "anneal_half_life": None}
+
+    def __init__(self, top: int | None = None, sigma: float = 1.0, n_samples: int = 1,
+                 seed: int = 0, conditioning: str = "translation", gain: str = "exp2",
+                 hessian: str = "constant"):
+        super().__init__(top=top, sigma=sigma, n_samples=n_samples, seed=seed,
+                         conditioning=conditioning, gain=gain, hessian=hessian,
+                         **self._FIXED_PARAMETERS)
 
 
 class StochasticRankDCGRR(ObjectiveParams):
@@ -294,11 +311,12 @@ class StochasticRankDCGRR(ObjectiveParams):
     -1.5
     """
 
-    _params = (
-        Param("sigma", 1.0, real(gt=0.0)),
-        Param("n_samples", 1, integer(1)),
-        Param("seed", 0, seed),
-    )
+    _parameter_constraints = {"sigma": real(gt=0.0), "n_samples": integer(1), "seed": seed}
+
+    def __init__(self, sigma: float = 1.0, n_samples: int = 1, seed: int = 0):
+        self.sigma = sigma
+        self.n_samples = n_samples
+        self.seed = seed
 
     def gradient(self, scores, labels, query_offsets, iteration: int = 0, noise=None):
         """The CCS estimate of the gradient of the smoothed loss.

@@ -509,3 +509,15 @@ def test_derivatives_accept_a_scalar_hessian():
     scores = np.linspace(-1, 1, n)
     np.testing.assert_array_equal(adapter.derivatives(scores),
                                   np.column_stack([1.0 - scores, np.full(n, -2.0)]))
+
+
+def test_catboost_shrink_factor_rounds_like_catboost_and_uses_the_sglb_formula():
+    # CatBoost-only SGLB code lives in the adapter; the formula itself in sglb.py
+    from stochrank_objectives.adapters.catboost._sglb import catboost_shrink_factor
+    from stochrank_objectives.sglb import shrink_factor
+
+    rate32, lr32 = float(np.float32(0.3)), float(np.float32(0.2))
+    assert catboost_shrink_factor(0.3, 0.2, "Constant", 2) == 1.0 - rate32 * lr32
+    assert catboost_shrink_factor(0.3, 0.2, "Constant", 2) != shrink_factor(0.3, 0.2, 2)
+    assert catboost_shrink_factor(0.3, 0.2, "Decreasing", 4) == 1.0 - rate32 / 4
+    assert catboost_shrink_factor(0.3, 0.2, "Constant", 0) == 1.0

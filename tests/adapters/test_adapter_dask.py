@@ -245,8 +245,8 @@ def _shard(parts, order):
 def _worker_grad(parts, layout, order, objective, sglb, t):
     """Gradients a worker holding partitions ``order`` (in that order) computes, by partition."""
     labels, offs = _shard(parts, order)
-    seg = seeding._Segmenter(layout)
-    wrapped = seeding._PartitionSeeded(objective, seg)
+    seg = seeding.Segmenter(layout)
+    wrapped = seeding.PartitionSeeded(objective, seg)
     shard_sglb = seeding.PartitionSGLB.from_sglb(sglb, seg)
     scores = np.concatenate([np.sin(np.arange(parts[p][0].size) + p) for p in order])
     grad = shard_sglb.grad_hess(wrapped, scores, labels, offs, t)[0]
@@ -287,7 +287,7 @@ def test_partition_noise_law_and_schedule():
     sglb = SGLB(0.1, 0.01, 100.0, seed=3)
     parts, layout = _toy_layout(1, n_parts=2)
     labels, offs = _shard(parts, [0, 1])
-    seg = seeding._Segmenter(layout)
+    seg = seeding.Segmenter(layout)
     seg(labels, offs)
     shard = seeding.PartitionSGLB.from_sglb(sglb, seg)
     shard._segments = seg.segments
@@ -312,7 +312,7 @@ def test_partition_noise_is_sglb_noise_keyed_by_partition():
         sglb.noise(3, 0, key=(-1,))
     parts, layout = _toy_layout(1, n_parts=2)
     labels, offs = _shard(parts, [1, 0])
-    seg = seeding._Segmenter(layout)
+    seg = seeding.Segmenter(layout)
     shard = seeding.PartitionSGLB.from_sglb(sglb, seg)
     shard._segments = seg(labels, offs)
     expected = [sglb.noise(parts[p][0].size, 4, key=(p,)) for p in (1, 0)]
@@ -322,7 +322,7 @@ def test_partition_noise_is_sglb_noise_keyed_by_partition():
 def test_objectives_without_seed_are_used_as_is():
     parts, layout = _toy_layout(2)
     labels, offs = _shard(parts, [0, 1, 2])
-    wrapped = seeding._PartitionSeeded(LambdaMART(top=5), seeding._Segmenter(layout))
+    wrapped = seeding.PartitionSeeded(LambdaMART(top=5), seeding.Segmenter(layout))
     scores = np.linspace(-1, 1, labels.size)
     g = wrapped.grad_hess(scores, labels, offs, 0)[0]
     np.testing.assert_allclose(g, LambdaMART(top=5).grad_hess(scores, labels, offs, 0)[0],

@@ -13,6 +13,7 @@ Usage::
 The modules: :mod:`._layout` (the row-index label channel and the per-chunk layout guard),
 :mod:`._objective` (:class:`CatBoostObjective`, CatBoost's user-defined objective),
 :mod:`._params` (CatBoost parameters and eval metrics derived from the objective),
+:mod:`._sglb` (SGLB in CatBoost's parameter names, defaults and float32 units),
 :mod:`._fit` (the two training routes) and :mod:`._ranker` (:class:`StochasticCatBoostRanker`).
 
 This module contains no gradient mathematics: it translates between the objective's protocol

@@ -10,8 +10,9 @@ import numpy as np
 from catboost import CatBoost, CatBoostError, Pool, sum_models
 from catboost.utils import eval_metric as _catboost_eval_metric
 
-from ...sglb import catboost_shrink_factor, catboost_tree_weights
+from ...sglb import tree_weights
 from ._params import QUANTIZATION_PARAMS
+from ._sglb import catboost_shrink_factor
 
 __all__ = ["fit_pointer", "fit_per_tree", "detached"]
 
@@ -115,7 +116,7 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
     keep = len(models)
     if eval_pools and (use_best_model is None or use_best_model):
         keep = best_it + 1
-    model = sum_models(models[:keep], weights=catboost_tree_weights(factors, keep))
+    model = sum_models(models[:keep], weights=tree_weights(factors, keep))
     best = (best_it, {names[-1]: {metric_name: best_value}} if eval_pools else {})
     return model, history, best
 

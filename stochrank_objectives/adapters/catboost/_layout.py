@@ -9,8 +9,8 @@ MAX_ROWS = 2 ** 24
 """Most learn rows the float32 row-index label channel can encode exactly."""
 
 _ROW_SCALE = 2.0 ** -24
-_ROW_INVERSE = 2.0 ** 24
-_NOT_SLICE = ("a chunk is not a contiguous slice of the original row order (rows are permuted: "
+ROW_INVERSE = 2.0 ** 24
+NOT_SLICE = ("a chunk is not a contiguous slice of the original row order (rows are permuted: "
               "Ordered boosting or categorical features without has_time=True)")
 
 
@@ -69,39 +69,39 @@ def decode_row_index(targets) -> np.ndarray:
     return rows
 
 
-def _buffer_view(address: int, ctype, n: int) -> np.ndarray:
+def buffer_view(address: int, ctype, n: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctype * n).from_address(address))
 
 
-_CHUNK_OK, _CHUNK_NOT_SLICE, _CHUNK_TWICE, _CHUNK_CHANGED = 0, 1, 2, 3
+CHUNK_OK, CHUNK_NOT_SLICE, CHUNK_TWICE, _CHUNK_CHANGED = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def _check_chunk(approxes, targets, encoded, pass_scores, seen, start):  # pragma: no cover
+def check_chunk(approxes, targets, encoded, pass_scores, seen, start):  # pragma: no cover
     """The per-chunk layout guard in one pass over the chunk (numba: ~1 us for 1000 rows
     against ~10 us for the same checks as separate numpy calls). Returns
-    ``_CHUNK_NOT_SLICE`` when ``targets != encoded[start:start + n]`` (the chunk is not the
-    contiguous slice of the learn rows starting at row ``start``), ``_CHUNK_TWICE`` when a row
+    ``CHUNK_NOT_SLICE`` when ``targets != encoded[start:start + n]`` (the chunk is not the
+    contiguous slice of the learn rows starting at row ``start``), ``CHUNK_TWICE`` when a row
     of the chunk was already served in this pass, ``_CHUNK_CHANGED`` when ``approxes`` differs
-    from this pass's snapshot, and otherwise marks the rows as served and returns ``_CHUNK_OK``.
+    from this pass's snapshot, and otherwise marks the rows as served and returns ``CHUNK_OK``.
     The caller checks ``0 <= start`` and ``start + n <= encoded.size``."""
     n = approxes.shape[0]
     for i in range(n):
         if targets[i] != encoded[start + i]:
-            return _CHUNK_NOT_SLICE
+            return CHUNK_NOT_SLICE
     for i in range(n):
         if seen[start + i]:
-            return _CHUNK_TWICE
+            return CHUNK_TWICE
     for i in range(n):
         if approxes[i] != pass_scores[start + i]:
             return _CHUNK_CHANGED
     for i in range(n):
         seen[start + i] = True
-    return _CHUNK_OK
+    return CHUNK_OK
 
 
 @njit(cache=True)
-def _negated_pairs(grad, hess, out):  # pragma: no cover
+def negated_pairs(grad, hess, out):  # pragma: no cover
     """``out[:, 0] = -grad``, ``out[:, 1] = -hess``; False when any value is NaN or inf."""
     finite = True
     for i in range(grad.shape[0]):

@@ -11,15 +11,15 @@ from ...groups import as_float_array, validate_query_offsets
 from ...sglb import SGLB
 from .._common import check_finite, check_objective_and_sglb
 from ._layout import (
-    _CHUNK_NOT_SLICE,
-    _CHUNK_OK,
-    _CHUNK_TWICE,
-    _NOT_SLICE,
-    _ROW_INVERSE,
+    CHUNK_NOT_SLICE,
+    CHUNK_OK,
+    CHUNK_TWICE,
+    NOT_SLICE,
+    ROW_INVERSE,
     LayoutError,
-    _buffer_view,
-    _check_chunk,
-    _negated_pairs,
+    buffer_view,
+    check_chunk,
+    negated_pairs,
     decode_row_index,
     encode_row_index,
 )
@@ -118,9 +118,9 @@ class CatBoostObjective:
         hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)
         ders = np.empty((self.n_rows, 2))
         # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
-        if not _negated_pairs(grad, hess, ders):
+        if not negated_pairs(grad, hess, ders):
             check_finite(grad, hess, scores)  # raises the adapters' one ValueError, with details
-        if self.sglb is not None and self.sglb.diffusion_temperature is not None:
+        if self.sglb is not None and self.sglb.noise_std != 0.0:
             # the Langevin step (sglb.py); -(grad + noise), with finite grad checked above
             ders[:, 0] = -self.sglb.perturb(grad, self.iteration)
         self.n_evaluations += 1
@@ -161,7 +161,7 @@ class CatBoostObjective:
                 or (self.total_iterations is not None
                     and self.iteration >= self.total_iterations)):
             return
-        view = _buffer_view(self._search_base, ctypes.c_double, self.n_rows)
+        view = buffer_view(self._search_base, ctypes.c_double, self.n_rows)
         scores = view.copy()
         if not np.all(np.isfinite(scores)):
             return  # not an approx: let the next pass compute from what CatBoost passes
@@ -196,22 +196,22 @@ class CatBoostObjective:
                 or not approxes.flags.c_contiguous or not targets.flags.c_contiguous
                 or targets.shape[0] != n):
             raise LayoutError("unexpected approx/target array layout")
-        # the chunk's first row from its first label; _check_chunk then compares every label
+        # the chunk's first row from its first label; check_chunk then compares every label
         # with the encoded rows start..stop-1 (float32 equality = decoded row equality, as the
         # encoding is exact), which is decode_row_index + "rows == arange(start, stop)"
-        first = float(targets[0]) * _ROW_INVERSE
+        first = float(targets[0]) * ROW_INVERSE
         if not 0.0 <= first <= self.n_rows - n or first != int(first):
-            raise LayoutError(_NOT_SLICE)
+            raise LayoutError(NOT_SLICE)
         start = int(first)
         stop = start + n
         if self._served == 0:  # first chunk of a pass: view the whole buffers
             if not np.array_equal(targets, self._encoded[start:stop]):
-                raise LayoutError(_NOT_SLICE)  # checked before the views are built
-            full_targets = _buffer_view(targets.ctypes.data - 4 * start, ctypes.c_float,
+                raise LayoutError(NOT_SLICE)  # checked before the views are built
+            full_targets = buffer_view(targets.ctypes.data - 4 * start, ctypes.c_float,
                                         self.n_rows)
             if not np.array_equal(full_targets, self._encoded):
                 raise LayoutError("the target buffer is not the learn rows in original order")
-            view = _buffer_view(approxes.ctypes.data - 8 * start, ctypes.c_double, self.n_rows)
+            view = buffer_view(approxes.ctypes.data - 8 * start, ctypes.c_double, self.n_rows)
             if not (self._pass_iteration == self.iteration and self._pass_scores is not None
                     and np.array_equal(view, self._pass_scores)):
                 # a new approx (otherwise: another pass, e.g. leaf estimation, at the same
@@ -223,11 +223,11 @@ class CatBoostObjective:
                 if self._search_base is None:  # the fit's first pass: a tree search
                     self._search_base = approxes.ctypes.data - 8 * start
             self.n_passes += 1
-        code = _check_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
+        code = check_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
                             start)
-        if code != _CHUNK_OK:
-            raise LayoutError(_NOT_SLICE if code == _CHUNK_NOT_SLICE else
-                              "a row was passed twice in one pass" if code == _CHUNK_TWICE else
+        if code != CHUNK_OK:
+            raise LayoutError(NOT_SLICE if code == CHUNK_NOT_SLICE else
+                              "a row was passed twice in one pass" if code == CHUNK_TWICE else
                               "the approx buffer changed during a pass")
         self._served += n
         if self._served == self.n_rows:

@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 
-from ...objectives.metric_spec import MetricSpec
-from ...sglb import catboost_langevin
+from ...metric_spec import MetricSpec
+from ._sglb import catboost_langevin
 from .._common import EvalMetric
 
 _TARGET_CTRS = ("Borders", "Buckets", "BinarizedTargetMeanValue", "FloatTargetMeanValue")

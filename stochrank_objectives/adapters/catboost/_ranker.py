@@ -50,7 +50,7 @@ class StochasticCatBoostRanker(StochasticRankerBase):
     CatBoost's native ``model_shrink_rate`` (Constant mode) plus this package's gradient noise;
     CatBoost's own names (``langevin``, ``diffusion_temperature``, ``model_shrink_rate``,
     ``model_shrink_mode``, ``posterior_sampling``) are accepted instead and resolved by
-    :func:`stochrank_objectives.sglb.catboost_langevin`. Defaults that differ from CatBoost's:
+    :func:`._sglb.catboost_langevin`. Defaults that differ from CatBoost's:
     ``boosting_type="Plain"``, ``bootstrap_type="Bernoulli"`` with ``subsample=0.8``,
     target-free CTRs, ``allow_writing_files=False``.
 

@@ -13,7 +13,7 @@ scaled by ``c^T`` once. The noise is keyed per partition (:mod:`.seeding`).
 
 Example (what a subclass adds)::
 
-    class DaskLGBMObjective(_DaskFrontEnd):
+    class DaskLGBMObjective(DaskFrontEnd):
         _adapter_type = LGBMObjective
         def __call__(self, y_true, y_pred, weight, group):
             return self._state()[0](y_true, y_pred, weight, group)
@@ -27,7 +27,7 @@ import uuid
 
 from ...sglb import SGLB
 from .layout import QueryLayout
-from .seeding import PartitionSGLB, _PartitionSeeded, _Segmenter
+from .seeding import PartitionSGLB, PartitionSeeded, Segmenter
 
 # Per worker thread: token of the running front end -> (adapter, adapter callback). Thread-local
 # because in-process workers share the module, and each must drive its own adapter.
@@ -41,7 +41,7 @@ def _thread_runs() -> dict:
     return runs
 
 
-class _DaskFrontEnd:
+class DaskFrontEnd:
     """Picklable front end; the real adapter lives per worker thread, per training run.
 
     Subclasses set ``_adapter_type`` (the single-machine adapter class) and ``_name`` (how to
@@ -71,9 +71,9 @@ class _DaskFrontEnd:
 
     def _start(self):
         """Build this worker thread's adapter and callback for a new training run."""
-        segmenter = _Segmenter(self.layout)
+        segmenter = Segmenter(self.layout)
         sglb = None if self.sglb is None else PartitionSGLB.from_sglb(self.sglb, segmenter)
-        adapter = self._adapter_type(_PartitionSeeded(copy.deepcopy(self.objective), segmenter),
+        adapter = self._adapter_type(PartitionSeeded(copy.deepcopy(self.objective), segmenter),
                                      sglb=sglb)
         runs = _thread_runs()
         runs.clear()  # one run per worker thread at a time; drop finished ones

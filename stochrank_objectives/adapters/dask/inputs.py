@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .partitions import _frame_parts, _runs, check_query_partitions
+from .partitions import frame_parts, query_runs, check_query_partitions
 
 __all__ = ["lightgbm_inputs", "xgboost_dmatrix"]
 
@@ -41,7 +41,7 @@ def _frame_inputs(df, qid, label, features, layout):
     if features is None:
         features = [c for c in df.columns if c not in (qid, label)]
     features = list(features)
-    parts = _frame_parts(df, qid, label, *features)
+    parts = frame_parts(df, qid, label, *features)
     if layout is None:
         sizes = check_query_partitions(df, qid)
     elif layout.npartitions != len(parts):
@@ -88,7 +88,7 @@ def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
 
 
 def _query_numbers(part, qid, first: int):
-    _, lengths = _runs(part[qid].to_numpy())
+    _, lengths = query_runs(part[qid].to_numpy())
     return pd.Series(np.repeat(np.arange(first, first + lengths.size, dtype=np.int64), lengths),
                      index=part.index, name=qid)
 

@@ -16,7 +16,7 @@ import hashlib
 
 import numpy as np
 
-from .partitions import _frame_parts, _raise_layout, _runs, _split_errors
+from .partitions import frame_parts, raise_layout, query_runs, split_errors
 
 __all__ = ["partition_digest", "QueryLayout", "query_layout"]
 
@@ -45,7 +45,7 @@ def partition_digest(labels, query_sizes) -> tuple[int, ...]:
 
 
 def _partition_stats(part, qid, label):
-    qids, lengths = _runs(part[qid].to_numpy())
+    qids, lengths = query_runs(part[qid].to_numpy())
     return qids, lengths, partition_digest(part[label].to_numpy(), lengths)
 
 
@@ -153,6 +153,6 @@ def query_layout(df, qid: str, label: str) -> QueryLayout:
     import dask
 
     stats = dask.compute(*[dask.delayed(_partition_stats)(p, qid, label)
-                           for p in _frame_parts(df, qid, label)])
-    _raise_layout(*_split_errors([(q, n) for q, n, _ in stats]))
+                           for p in frame_parts(df, qid, label)])
+    raise_layout(*split_errors([(q, n) for q, n, _ in stats]))
     return QueryLayout([n for _, n, _ in stats], [d for _, _, d in stats])

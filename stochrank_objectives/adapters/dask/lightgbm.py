@@ -29,12 +29,12 @@ objectives; the noise itself depends on the partitioning only (:mod:`.seeding`).
 from __future__ import annotations
 
 from ..lightgbm import LGBMObjective
-from ._frontend import _DaskFrontEnd
+from ._frontend import DaskFrontEnd
 
 __all__ = ["DaskLGBMObjective"]
 
 
-class DaskLGBMObjective(_DaskFrontEnd):
+class DaskLGBMObjective(DaskFrontEnd):
     """Custom objective for ``lightgbm.DaskLGBMRanker(objective=...)``.
 
     Pass ``callbacks=[obj.callback()]`` to ``fit`` (always, not only with SGLB): it starts a

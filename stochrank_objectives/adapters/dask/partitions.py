@@ -7,7 +7,7 @@ silently becomes two queries. This module finds such cuts (:func:`check_query_pa
 (:func:`repartition_by_query`, :func:`rechunk_by_query`); :mod:`.layout` records each
 partition's query sizes and digest.
 
-A frame's partitions are always read from the frame itself (:func:`_frame_parts`), never from
+A frame's partitions are always read from the frame itself (:func:`frame_parts`), never from
 one of its columns: dask fuses the partitions of a narrow read, so ``df["qid"]`` of a frame
 read from 3 parquet files may come in 2 partitions, which would hide a query cut by a file
 boundary and misplace every partition bound computed from it.
@@ -40,7 +40,7 @@ class SplitQueryError(ValueError):
 
 
 # -- query layout of a partitioned collection -------------------------------------------------
-def _runs(values) -> tuple[np.ndarray, np.ndarray]:
+def query_runs(values) -> tuple[np.ndarray, np.ndarray]:
     """Run-length encoding of one partition's query ids: (qid of each run, run lengths)."""
     q = np.asarray(values)
     if q.ndim != 1:
@@ -54,7 +54,7 @@ def _runs(values) -> tuple[np.ndarray, np.ndarray]:
     return q[starts], np.diff(np.append(starts, q.size)).astype(np.int64)
 
 
-def _frame_parts(df, *columns) -> list:
+def frame_parts(df, *columns) -> list:
     """The partitions of a dask DataFrame as delayed pandas frames, cut exactly like ``df``.
 
     ``columns`` must be columns of ``df`` (KeyError naming the missing one otherwise).
@@ -72,7 +72,7 @@ def _frame_parts(df, *columns) -> list:
 
 
 def _column_runs(part, column):
-    return _runs(part[column].to_numpy())
+    return query_runs(part[column].to_numpy())
 
 
 def _layout(data, qid):
@@ -82,20 +82,20 @@ def _layout(data, qid):
     import dask.dataframe as dd
 
     if isinstance(data, dd.DataFrame):
-        parts = [dask.delayed(_column_runs)(p, qid) for p in _frame_parts(data, qid)]
+        parts = [dask.delayed(_column_runs)(p, qid) for p in frame_parts(data, qid)]
     elif isinstance(data, dd.Series):
-        parts = [dask.delayed(_runs)(p) for p in data.to_delayed()]
+        parts = [dask.delayed(query_runs)(p) for p in data.to_delayed()]
     elif isinstance(data, da.Array):
         if data.ndim != 1:
             raise ValueError(f"a query-id array must be 1-d, got shape {data.shape}")
-        parts = [dask.delayed(_runs)(p) for p in data.to_delayed().ravel()]
+        parts = [dask.delayed(query_runs)(p) for p in data.to_delayed().ravel()]
     else:
         raise TypeError("expected a dask DataFrame (with qid= a column name), a dask Series or a "
                         f"1-d dask Array of query ids, got {type(data).__name__}")
     return list(dask.compute(*parts))
 
 
-def _split_errors(runs):
+def split_errors(runs):
     """Messages for queries cut by a boundary and queries whose rows are not contiguous."""
     split, seen, duplicated = [], {}, []
     prev = None  # (partition, qid) of the last run of the last non-empty partition
@@ -115,7 +115,7 @@ def _split_errors(runs):
     return split, duplicated
 
 
-def _raise_layout(split, duplicated, what="partition"):
+def raise_layout(split, duplicated, what="partition"):
     if duplicated:
         q, p0, p1 = duplicated[0]
         raise SplitQueryError(
@@ -149,14 +149,14 @@ def check_query_partitions(data, qid=None) -> list[np.ndarray]:
       from one partition into the next, or if a query's rows are not contiguous.
     """
     runs = _layout(data, qid)
-    _raise_layout(*_split_errors(runs))
+    raise_layout(*split_errors(runs))
     return [lengths for _, lengths in runs]
 
 
 def _global_query_starts(runs):
     """Global row offsets of the query starts (merging queries cut by boundaries)."""
-    split, duplicated = _split_errors(runs)
-    _raise_layout([], duplicated)
+    split, duplicated = split_errors(runs)
+    raise_layout([], duplicated)
     starts, row, prev_q = [], 0, None
     have_prev = False
     for qids, lengths in runs:
@@ -222,7 +222,7 @@ def repartition_by_query(df, qid: str, npartitions: int | None = None):
     if npartitions is not None and int(npartitions) < 1:
         raise ValueError(f"npartitions must be >= 1, got {npartitions}")
     # The query runs and the row slices come from the same parts, so their bounds agree.
-    old_parts = _frame_parts(df, qid)
+    old_parts = frame_parts(df, qid)
     runs = list(dask.compute(*[dask.delayed(_column_runs)(p, qid) for p in old_parts]))
     starts = _global_query_starts(runs)
     if starts[-1] == 0:

@@ -2,14 +2,14 @@
 
 Both libraries concatenate the partitions a worker holds into one shard and call the objective
 once per shard. The one ``SeedSequence([seed, t])`` stream of a single machine would then give
-every shard the *same* draws. So, on a worker, :class:`_Segmenter` cuts the shard back into the
+every shard the *same* draws. So, on a worker, :class:`Segmenter` cuts the shard back into the
 original partitions (with a :class:`~.layout.QueryLayout`: matched by row count, query count
 and digest), and
 
 * :class:`PartitionSGLB` draws the Langevin noise of partition ``p`` at iteration ``t`` from
   :meth:`SGLB.noise <stochrank_objectives.sglb.SGLB.noise>` with ``key=(p,)``, i.e. the stream
   ``SeedSequence([seed, t, p])`` (the law, ``N(0, 2 / (lr T))`` per document, is unchanged);
-* :class:`_PartitionSeeded` calls an objective with its own ``seed`` parameter (StochasticRank,
+* :class:`PartitionSeeded` calls an objective with its own ``seed`` parameter (StochasticRank,
   SoftRank, Gumbel, ...) once per partition, as a copy seeded from ``SeedSequence([seed, p])``.
 
 So the noise depends on the partitioning only -- not on which worker holds a partition, nor in
@@ -18,9 +18,9 @@ also depends on the placement).
 
 Example::
 
-    segmenter = _Segmenter(layout)
+    segmenter = Segmenter(layout)
     sglb = PartitionSGLB.from_sglb(SGLB(0.1, 0.01, 1e4), segmenter)
-    grad, hess = sglb.grad_hess(_PartitionSeeded(objective, segmenter), scores, labels,
+    grad, hess = sglb.grad_hess(PartitionSeeded(objective, segmenter), scores, labels,
                                 query_offsets, iteration)
 """
 
@@ -36,7 +36,7 @@ from .layout import QueryLayout, partition_digest
 __all__ = ["PartitionSGLB"]
 
 
-class _Segmenter:
+class Segmenter:
     """Worker side: the partitions (or the whole shard) of the arrays the adapter passes.
 
     The adapter hands the objective and the SGLB schedule the same label and offset arrays in
@@ -44,7 +44,7 @@ class _Segmenter:
 
     Example::
 
-        for key, row0, row1, labels_p, offsets_p in _Segmenter(layout)(labels, offsets): ...
+        for key, row0, row1, labels_p, offsets_p in Segmenter(layout)(labels, offsets): ...
 
     Args:
       layout: the :class:`~.layout.QueryLayout` of the trained frame, or None (the whole
@@ -94,16 +94,16 @@ class PartitionSGLB(SGLB):
         self._segments = None
 
     @classmethod
-    def from_sglb(cls, sglb: SGLB, segmenter: _Segmenter | None = None) -> "PartitionSGLB":
+    def from_sglb(cls, sglb: SGLB, segmenter: Segmenter | None = None) -> "PartitionSGLB":
         """The same schedule as ``sglb``, segmenting the shards with ``segmenter``.
 
         Example::
 
-            shard_sglb = PartitionSGLB.from_sglb(SGLB(0.1, 0.01, 1e4, seed=3), _Segmenter(layout))
+            shard_sglb = PartitionSGLB.from_sglb(SGLB(0.1, 0.01, 1e4, seed=3), Segmenter(layout))
 
         Args:
           sglb: the user's schedule (not modified).
-          segmenter: the worker's :class:`_Segmenter`; None gives the plain SGLB noise.
+          segmenter: the worker's :class:`Segmenter`; None gives the plain SGLB noise.
 
         Returns:
           A new :class:`PartitionSGLB`.
@@ -154,19 +154,19 @@ def _reseeded(objective, key):
     return new
 
 
-class _PartitionSeeded:
+class PartitionSeeded:
     """Protocol objective on a worker: the wrapped objective, called once per partition of the
     shard with a copy reseeded from ``(seed, partition key)``; results concatenated. (All of
     this package's objectives are sums over queries, so this equals one call on the shard
     except for the noise streams.)"""
 
-    def __init__(self, objective, segmenter: _Segmenter):
+    def __init__(self, objective, segmenter: Segmenter):
         self.objective = objective
         self.segmenter = segmenter
         self._copies = {}
 
     def __repr__(self) -> str:
-        return f"_PartitionSeeded({self.objective!r})"
+        return f"PartitionSeeded({self.objective!r})"
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         scores = np.asarray(scores, dtype=np.float64)

@@ -21,13 +21,13 @@ import xgboost as xgb
 
 from ...sglb import SGLB
 from ..xgboost import DEFAULT_PARAMS, XGBObjective
-from ._frontend import _DaskFrontEnd
+from ._frontend import DaskFrontEnd
 from .layout import QueryLayout
 
 __all__ = ["DaskXGBObjective", "train_xgboost"]
 
 
-class DaskXGBObjective(_DaskFrontEnd):
+class DaskXGBObjective(DaskFrontEnd):
     """Custom objective for ``xgboost.dask.train(..., obj=obj, callbacks=[obj.callback()])``.
 
     The callback is required; with SGLB it returns the finalised booster (``F_T``) from the

@@ -48,9 +48,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..groups import _check_float, _check_int, validate_grouped
-from ..kernels._common import dcg_discounts, inverse_ideal_dcg
-from ..kernels.metrics import ideal_values
+from .groups import validate_grouped
+from .kernels._common import dcg_discounts, inverse_ideal_dcg
+from .kernels.metrics import ideal_values
+from .validation import check_float, check_int
 
 __all__ = ["MetricSpec", "KernelArgs", "METRICS", "GAINS", "canonical_metric", "ndcg_gains",
            "inverse_full_idcg", "ndcg_inputs"]
@@ -138,16 +139,16 @@ class MetricSpec:
     @classmethod
     def make(cls, metric, top=None, gain="exp2", grade_max=None, threshold=0.0, decay=0.85):
         metric = canonical_metric(metric)
-        top = _check_int(top, "top (k)", 1, allow_none=True)
+        top = check_int(top, "top (k)", 1, allow_none=True)
         if metric == "PRECISION" and top is None:
             raise ValueError("metric 'Precision' needs top=k (precision of the whole list does "
                              "not depend on the order)")
         if gain not in GAINS:
             raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
         if grade_max is not None:
-            grade_max = _check_float(grade_max, "grade_max", gt=0.0)
-        threshold = _check_float(threshold, "threshold", ge=0.0)
-        decay = _check_float(decay, "decay", ge=0.0)
+            grade_max = check_float(grade_max, "grade_max", gt=0.0)
+        threshold = check_float(threshold, "threshold", ge=0.0)
+        decay = check_float(decay, "decay", ge=0.0)
         if decay > 1.0:
             raise ValueError(f"decay must be in [0, 1], got {decay}")
         return cls(metric, top, gain, grade_max, threshold, decay)
@@ -310,7 +311,7 @@ def ndcg_inputs(scores, labels, query_offsets, gain, iteration=0):
     Returns:
       ``(scores, labels, offsets, gains, inverse_idcg)``, float64 / int64 arrays.
     """
-    _check_int(iteration, "iteration", 0)
+    check_int(iteration, "iteration", 0)
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     gains = ndcg_gains(labels, gain)
     return scores, labels, offs, gains, inverse_full_idcg(gains, offs)
