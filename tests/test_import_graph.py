@@ -1,0 +1,139 @@
+"""The package's import graph: no cycle, and no import from a lower layer to a higher one.
+
+Every ``import`` and ``from ... import`` is read from the source, function-level imports
+included. Edges that leave a package facade (an ``__init__.py`` re-exporting its submodules'
+names) are left aside: a facade sits on top of what it re-exports by construction. An import of
+a package (``from ..kernels import threads_for``) is an edge to that package's facade, whose layer
+is the package's.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "stochrank_objectives"
+NAME = PACKAGE.name
+
+# Lowest first: a module may import from its own layer or a lower one only.
+LAYERS = [
+    ("kernels and groups", ["kernels", "groups", "validation", "parameters"]),
+    ("objectives, sglb and the metric specification", ["objectives", "sglb", "metric_spec"]),
+    ("metrics and data", ["metrics", "data", "letor"]),
+    ("adapters", ["adapters"]),
+    ("entry points", ["__main__", "scoring", "baselines", "__init__"]),
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> int:
+    head = module.split(".", 1)[0] if module else "__init__"
+    for level, (_, heads) in enumerate(LAYERS):
+        if head in heads:
+            return level
+    raise AssertionError(f"module {module!r} is in no layer: add it to LAYERS")
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve(importer: str, is_package: bool, node: ast.ImportFrom, modules) -> list[str]:
+    """The package modules one ``from ... import`` reaches (a named submodule, else the
+    module or package the names come from)."""
+    if node.level:
+        base = importer.split(".") if importer else []
+        if not is_package:
+            base = base[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join(base + (node.module.split(".") if node.module else []))
+    elif node.module and (node.module == NAME or node.module.startswith(NAME + ".")):
+        target = node.module[len(NAME) + 1:]
+    else:
+        return []
+    reached = []
+    for alias in node.names:
+        sub = f"{target}.{alias.name}" if target else alias.name
+        reached.append(sub if sub in modules else target)
+    return reached
+
+
+def import_edges() -> dict[str, set[str]]:
+    """``importer -> {imported}`` over the package's modules (facades' own imports aside)."""
+    modules = _modules()
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        if path.name == "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                edges[module].update(_resolve(module, False, node, modules))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith(NAME + "."):
+                        edges[module].add(alias.name[len(NAME) + 1:])
+        edges[module].discard(module)
+    return edges
+
+
+def _cycles(edges) -> list[list[str]]:
+    """One cycle through each strongly connected component of more than one module."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    assert _cycles(import_edges()) == []
+
+
+def test_no_module_imports_from_a_higher_layer():
+    upward = sorted(
+        (src, dst, LAYERS[_layer(src)][0], LAYERS[_layer(dst)][0])
+        for src, targets in import_edges().items() for dst in targets
+        if _layer(dst) > _layer(src))
+    assert upward == [], "imports from a higher layer (importer, imported, layers): " + str(upward)
+
+
+def test_every_module_is_in_a_layer():
+    for module in _modules():
+        _layer(module)
+
+
+def test_the_checks_can_fail():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(edges) == [["a", "b", "c"]]
+    assert _layer("kernels.ccs.gradient") < _layer("objectives._estimator") < _layer("metrics")
+    assert _layer("metrics") < _layer("adapters.lightgbm") < _layer("__main__")
+    with pytest.raises(AssertionError, match="no layer"):
+        _layer("somewhere_new")
