@@ -106,7 +106,7 @@ class StochasticRank(ObjectiveParams):
       discrete loss ``-mean_q M_q`` with worst-permutation ties.
     """
 
-    _params = (
+    _params: tuple = (
         Param("metric", "NDCG"),  # the metric fields are checked together by MetricSpec.make
         Param("top", None),
         Param("sigma", 0.3, real(gt=0.0)),
@@ -262,7 +262,7 @@ class StochasticRankDCGRR(ObjectiveParams):
     is 0 (supplement C.3: ``l_j(z_j) = Delta l_j 1{z_j <= 0} + const``), so any smoothing is
     consistent (B.4) and no relevance shift ``mu`` is needed. CCS with the coordinate
     conditional law ``N(z_i, sigma^2)``: for each sample ``y = z + sigma e`` and each document
-    ``i``, with the other documents' inclusions ``1{y_j > 0}`` fixed,
+    ``i``, with the other documents' inclusions ``1{y_j > 0}`` fixed::
 
         grad_i = J_i phi(z_i / sigma) / sigma,
         J_i = L(i shown) - L(i hidden) = -(r_i / (1 + c_i)
