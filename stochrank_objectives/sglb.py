@@ -62,10 +62,15 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .groups import _check_float, _check_int
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from .objectives import Objective
 
 __all__ = ["SGLB", "catboost_langevin", "catboost_shrink_factor", "catboost_tree_weights"]
 
@@ -133,7 +138,7 @@ class SGLB:
         """The constructor arguments (as validated), e.g. for ``ranker.get_params()``."""
         return {name: getattr(self, name) for name in self._param_names}
 
-    def set_params(self, **params) -> "SGLB":
+    def set_params(self, **params: Any) -> "SGLB":
         """Change parameters in place; a bad value raises and leaves the schedule unchanged."""
         unknown = sorted(set(params) - set(self._param_names))
         if unknown:
@@ -192,7 +197,8 @@ class SGLB:
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, t, *key]))
         return self.noise_std * rng.standard_normal(n_docs)
 
-    def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int):
+    def grad_hess(self, objective: Objective, raw_scores: np.ndarray, labels: np.ndarray,
+                  query_offsets: np.ndarray, iteration: int) -> tuple[np.ndarray, np.ndarray]:
         """``(grad, hess)`` for tree ``t`` of the reparametrised booster.
 
         Evaluates ``objective`` (any object with the package's ``grad_hess`` protocol) at
@@ -208,7 +214,7 @@ class SGLB:
             grad = np.asarray(grad, dtype=np.float64) + self.noise(scores.shape[0], t)
         return grad, hess
 
-    def perturb(self, grad, iteration: int) -> np.ndarray:
+    def perturb(self, grad: np.ndarray, iteration: int) -> np.ndarray:
         """``grad + noise(n, t)``: the Langevin step on a gradient already computed (float64).
 
         Used where the booster shrinks the model natively (CatBoost), so only the noise is ours.
@@ -218,7 +224,7 @@ class SGLB:
             return grad
         return grad + self.noise(grad.shape[0], iteration)
 
-    def check_learning_rate(self, learning_rate, name: str = "learning_rate") -> None:
+    def check_learning_rate(self, learning_rate: float, name: str = "learning_rate") -> None:
         """Refuse a booster learning rate that differs from the schedule's own ``lr``."""
         if float(learning_rate) != self.learning_rate:
             raise ValueError(
@@ -227,7 +233,7 @@ class SGLB:
                 f"same value (e.g. {name}={self.learning_rate!r})")
 
     # -- overflow guard ----------------------------------------------------------------------
-    def max_iterations(self, dtype=np.float32) -> int | None:
+    def max_iterations(self, dtype: DTypeLike = np.float32) -> int | None:
         """Most trees the booster's raw scores ``G = F c^-t`` can hold in ``dtype``.
 
         ``t * (-log c)`` is capped at 80 for float32 (XGBoost margins) and 700 for float64
@@ -240,7 +246,7 @@ class SGLB:
             return None
         return int(math.floor(_LOG_CAP[dtype] / -math.log(self.shrink)))
 
-    def check_iterations(self, n_trees: int, dtype=np.float32) -> None:
+    def check_iterations(self, n_trees: int, dtype: DTypeLike = np.float32) -> None:
         """Raise ``ValueError`` if ``n_trees`` exceeds :meth:`max_iterations` for ``dtype``."""
         n_trees = _check_int(n_trees, "n_trees", 0)
         cap = self.max_iterations(dtype)
