@@ -36,6 +36,8 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+# NumPy's aliases by name, not as the unions they expand to
+autodoc_type_aliases = {"ArrayLike": "numpy.typing.ArrayLike", "DTypeLike": "numpy.typing.DTypeLike"}
 autodoc_default_options = {"undoc-members": False}
 
 myst_enable_extensions = ["dollarmath", "colon_fence"]
