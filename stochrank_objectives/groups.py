@@ -23,6 +23,7 @@ array([0, 3, 5])
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "query_offsets_from_sizes",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-def query_offsets_from_sizes(sizes) -> np.ndarray:
+def query_offsets_from_sizes(sizes: ArrayLike) -> np.ndarray:
     """Offsets (length ``len(sizes) + 1``) from the number of documents per query.
 
     Example:
@@ -63,7 +64,7 @@ def query_offsets_from_sizes(sizes) -> np.ndarray:
     return offsets
 
 
-def query_offsets_from_qid(qid) -> np.ndarray:
+def query_offsets_from_qid(qid: ArrayLike) -> np.ndarray:
     """Offsets from a per-document query id column whose queries are contiguous.
 
     Ids need not be sorted, but all rows of one query must be adjacent; otherwise a
@@ -142,7 +143,7 @@ def validate_query_offsets(query_offsets, n_docs: int) -> np.ndarray:
     return offs
 
 
-def validate_grouped(scores, labels, query_offsets):
+def validate_grouped(scores, labels, query_offsets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate and convert a grouped triple; returns ``(scores, labels, query_offsets)``.
 
     Raises ``ValueError``/``TypeError`` naming the field for mismatched lengths, NaN/inf,

@@ -201,7 +201,8 @@ def _line_problem(tokens: list) -> str | None:
 
 def _first_bad_line(path: Path) -> str:
     """``path, line N: what is wrong: the line`` for the first bad line of a LETOR file."""
-    finished, current = set(), None   # query ids already left behind, the current one
+    finished: set[str | None] = set()  # query ids already left behind
+    current: str | None = None  # the current one
     with _open_text(path) as handle:
         for number, line in enumerate(handle, start=1):
             tokens = line.split("#", 1)[0].split()

@@ -227,7 +227,7 @@ class MetricSpec:
         elif self.metric == "PFOUND":
             w[:t] = self.decay ** p
         elif self.metric == "PRECISION":
-            w[:t] = 1.0 / self.top
+            w[:t] = 1.0 / self.top  # type: ignore[operator]  # Precision requires top
         else:  # ERR, MRR, FilteredDCG (Position denominator), MAP
             w[:t] = 1.0 / (p + 1.0)
         return w

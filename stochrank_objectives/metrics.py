@@ -35,6 +35,7 @@ Examples (ties resolved pessimistically by default):
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .groups import validate_grouped
 from .kernels.metrics import (
@@ -103,8 +104,9 @@ def _cascade_metric(name, scores, labels, query_offsets, k, ties, no_relevant, p
                    offs)
 
 
-def dcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst",
-             no_relevant=None, per_query=False):
+def dcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
+             *, gain: str = "exp2", ties: str = "worst", no_relevant: str | None = None,
+             per_query: bool = False) -> float | np.ndarray:
     """Discounted cumulative gain at ``k``.
 
     ``DCG@k = sum_{p < min(k, n)} g(r_{s_p}) / log2(p + 2)`` with ``g(r) = 2^r - 1``
@@ -126,8 +128,9 @@ def dcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst"
                            per_query, "zero", gain=gain)
 
 
-def ndcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst",
-              no_relevant=None, per_query=False):
+def ndcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
+              *, gain: str = "exp2", ties: str = "worst", no_relevant: str | None = None,
+              per_query: bool = False) -> float | np.ndarray:
     """Normalised DCG: ``NDCG@k = DCG@k / max_z DCG@k`` (paper eq. 2).
 
     >>> import numpy as np
@@ -147,8 +150,9 @@ def ndcg_at_k(scores, labels, query_offsets, k=None, *, gain="exp2", ties="worst
                            per_query, "one", gain=gain)
 
 
-def err_at_k(scores, labels, query_offsets, k=None, *, grade_max=None, ties="worst",
-             no_relevant=None, per_query=False):
+def err_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
+             *, grade_max: int | None = None, ties: str = "worst", no_relevant: str | None = None,
+             per_query: bool = False) -> float | np.ndarray:
     """Expected reciprocal rank: ``ERR@k = sum_{p<k} R_{s_p} / (p + 1) prod_{u<p} (1 - R_{s_u})``.
 
     ``R = label`` when ``grade_max`` is None (labels must be probabilities in [0, 1], as in
@@ -165,8 +169,9 @@ def err_at_k(scores, labels, query_offsets, k=None, *, grade_max=None, ties="wor
                            per_query, "zero", grade_max=grade_max)
 
 
-def mrr(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst", no_relevant=None,
-        per_query=False):
+def mrr(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None, *,
+        threshold: float = 0.0, ties: str = "worst", no_relevant: str | None = None,
+        per_query: bool = False) -> float | np.ndarray:
     """Mean reciprocal rank of the first relevant document (relevant iff ``label > threshold``).
 
     Documents tied with the first relevant one are placed before it under ``ties="worst"``.
@@ -183,8 +188,9 @@ def mrr(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst", n
                            per_query, "zero", threshold=threshold)
 
 
-def pfound(scores, labels, query_offsets, k=None, *, decay=0.85, ties="worst", no_relevant=None,
-           per_query=False):
+def pfound(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None, *,
+           decay: float = 0.85, ties: str = "worst", no_relevant: str | None = None,
+           per_query: bool = False) -> float | np.ndarray:
     """PFound (CatBoost's / Yandex's): ``sum_{p<k} pLook_p r_{s_p}`` with ``pLook_0 = 1`` and
     ``pLook_{p+1} = pLook_p (1 - r_{s_p}) decay``; labels are probabilities in [0, 1].
 
@@ -208,8 +214,10 @@ def pfound(scores, labels, query_offsets, k=None, *, decay=0.85, ties="worst", n
 FILTERED_ORDERS = ("score", "input")
 
 
-def filtered_dcg(scores, labels, query_offsets, k=None, *, gain="exp2", order="score",
-                 ties="worst", no_relevant=None, per_query=False):
+def filtered_dcg(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
+                 k: int | None = None, *, gain: str = "exp2", order: str = "score",
+                 ties: str = "worst", no_relevant: str | None = None,
+                 per_query: bool = False) -> float | np.ndarray:
     """FilteredDCG: DCG with the Position denominator over the documents scored >= 0.
 
     ``FilteredDCG@k = sum_{p < k} g(r_{f_p}) / (p + 1)`` over the kept documents ``f``:
@@ -260,8 +268,9 @@ def filtered_dcg(scores, labels, query_offsets, k=None, *, gain="exp2", order="s
     return _finish(raw, args.ideal > 0.0, no_relevant, "zero", per_query, offs)
 
 
-def precision_at_k(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst",
-                   no_relevant=None, per_query=False):
+def precision_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
+                   k: int | None = None, *, threshold: float = 0.0, ties: str = "worst",
+                   no_relevant: str | None = None, per_query: bool = False) -> float | np.ndarray:
     """Fraction of relevant documents (``label > threshold``) among the top ``k``; divides by ``k``
     even when a query has fewer documents (trec_eval's ``P_k``). ``k=None``: the whole list,
     i.e. the fraction of the query's documents that are relevant (independent of the scores).
@@ -292,8 +301,10 @@ def precision_at_k(scores, labels, query_offsets, k=None, *, threshold=0.0, ties
     return _finish(raw, has_rel, no_relevant, "zero", per_query, offs)
 
 
-def average_precision(scores, labels, query_offsets, k=None, *, threshold=0.0, ties="worst",
-                      no_relevant=None, per_query=False):
+def average_precision(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
+                      k: int | None = None, *, threshold: float = 0.0, ties: str = "worst",
+                      no_relevant: str | None = None,
+                      per_query: bool = False) -> float | np.ndarray:
     """Average precision (MAP over queries): mean over the relevant documents of the precision
     at their rank; relevant documents below ``k`` contribute 0 (trec_eval ``map_cut_k``).
 
@@ -331,7 +342,7 @@ def metric_options(spec) -> dict:
     return {"threshold": spec.threshold}
 
 
-_BY_NAME = {
+_BY_NAME: dict = {
     "NDCG": ndcg_at_k,
     "DCG": dcg_at_k,
     "ERR": err_at_k,

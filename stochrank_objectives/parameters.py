@@ -86,7 +86,7 @@ class Parameterised:
     @classmethod
     def param_names(cls) -> tuple:
         """The ``__init__`` parameter names, in signature order."""
-        return _init_parameter_names(cls)
+        return _init_parameter_names(cls)  # type: ignore[arg-type]  # a class hashes by id
 
     def __setattr__(self, name, value):
         # any constrained parameter assigned (set_params, clone, plain assignment) voids the checks
@@ -99,7 +99,7 @@ class Parameterised:
         cached = self.__dict__.get("_checked_params")
         if cached is None:
             values = {name: check(getattr(self, name), name)
-                      for name, check in _merged_constraints(type(self))}
+                      for name, check in _merged_constraints(type(self))}  # type: ignore[arg-type]
             cached = self._check_together(values)
             self.__dict__["_checked_params"] = cached
         return cached

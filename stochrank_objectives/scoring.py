@@ -18,6 +18,8 @@ Without metadata routing the scorer never receives ``qid`` and says so.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from .groups import as_float_array, query_offsets_from_qid
@@ -25,7 +27,8 @@ from .groups import as_float_array, query_offsets_from_qid
 __all__ = ["ranking_scorer"]
 
 
-def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "worst", **options):
+def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "worst",
+                   **options: Any) -> Callable[..., float]:
     """A scikit-learn scorer: the mean over queries of ``metric@k`` on ``estimator.predict(X)``.
 
     Example::

@@ -62,11 +62,16 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .parameters import Parameterised
 from .validation import check_float, check_int, integer, real
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from .objectives import Objective
 
 __all__ = ["SGLB", "shrink_factor", "tree_weights"]
 
@@ -183,7 +188,8 @@ class SGLB(Parameterised):
         rng = np.random.default_rng(np.random.SeedSequence([p["seed"], t, *key]))
         return self.noise_std * rng.standard_normal(n_docs)
 
-    def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int):
+    def grad_hess(self, objective: Objective, raw_scores: np.ndarray, labels: np.ndarray,
+                  query_offsets: np.ndarray, iteration: int) -> tuple[np.ndarray, np.ndarray]:
         """``(grad, hess)`` for tree ``t`` of the reparametrised booster.
 
         Evaluates ``objective`` (any object with the package's ``grad_hess`` protocol) at
@@ -200,7 +206,7 @@ class SGLB(Parameterised):
             grad = np.asarray(grad, dtype=np.float64) + self.noise(scores.shape[0], t)
         return grad, hess
 
-    def perturb(self, grad, iteration: int) -> np.ndarray:
+    def perturb(self, grad: np.ndarray, iteration: int) -> np.ndarray:
         """``grad + noise(n, t)``: the Langevin step on a gradient already computed (float64).
 
         Used where the booster shrinks the model natively (CatBoost), so only the noise is ours.
@@ -210,7 +216,7 @@ class SGLB(Parameterised):
             return grad
         return grad + self.noise(grad.shape[0], iteration)
 
-    def check_learning_rate(self, learning_rate, name: str = "learning_rate") -> None:
+    def check_learning_rate(self, learning_rate: float, name: str = "learning_rate") -> None:
         """Refuse a booster learning rate that differs from the schedule's own ``lr``."""
         own = self._checked()["learning_rate"]
         if float(learning_rate) != own:
@@ -220,7 +226,7 @@ class SGLB(Parameterised):
                 f"same value (e.g. {name}={own!r})")
 
     # -- overflow guard ----------------------------------------------------------------------
-    def max_iterations(self, dtype=np.float32) -> int | None:
+    def max_iterations(self, dtype: DTypeLike = np.float32) -> int | None:
         """Most trees the booster's raw scores ``G = F c^-t`` can hold in ``dtype``.
 
         ``t * (-log c)`` is capped at 80 for float32 (XGBoost margins) and 700 for float64
@@ -233,7 +239,7 @@ class SGLB(Parameterised):
             return None
         return int(math.floor(_LOG_CAP[dtype] / -math.log(self.shrink)))
 
-    def check_iterations(self, n_trees: int, dtype=np.float32) -> None:
+    def check_iterations(self, n_trees: int, dtype: DTypeLike = np.float32) -> None:
         """Raise ``ValueError`` if ``n_trees`` exceeds :meth:`max_iterations` for ``dtype``."""
         n_trees = check_int(n_trees, "n_trees", 0)
         cap = self.max_iterations(dtype)

@@ -4,7 +4,10 @@ for ``LGBMObjective``/``XGBObjective``, and the eval-metric definition behind ``
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import metrics as _metrics
 from ..sglb import SGLB
@@ -34,7 +37,7 @@ class EvalMetric:
     """
 
     def __init__(self, metric: str = "NDCG", k: int | None = None, *, ties: str = "worst",
-                 name: str | None = None, **options):
+                 name: str | None = None, **options: Any) -> None:
         self.metric = str(metric)
         self.k = k
         self.ties = ties
@@ -48,7 +51,7 @@ class EvalMetric:
         self.name = name
 
     @classmethod
-    def from_string(cls, spec: str):
+    def from_string(cls, spec: str) -> EvalMetric:
         """``"NDCG@5"`` -> ``cls("NDCG", 5)``; ``"MRR"`` -> ``cls("MRR")``."""
         name, _, k = str(spec).partition("@")
         if k and not k.isdigit():
@@ -61,7 +64,7 @@ class EvalMetric:
         return (f"{type(self).__name__}({self.metric!r}, {self.k!r}, ties={self.ties!r}, "
                 f"name={self.name!r}{options})")
 
-    def value(self, preds, labels, query_offsets) -> float:
+    def value(self, preds: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike) -> float:
         return float(_metrics.evaluate(self.metric, preds, labels, query_offsets, self.k,
                                        ties=self.ties, **self.options))
 

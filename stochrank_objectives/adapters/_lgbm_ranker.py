@@ -20,7 +20,8 @@ class _LastSetEarlyStopping:
         self.before_iteration = False
         self.rounds = rounds
         self.key = (data_name, metric_name)
-        self.best, self.best_iteration, self.best_list = -np.inf, 0, []
+        self.best, self.best_iteration = -np.inf, 0
+        self.best_list: list = []
 
     def __call__(self, env) -> None:
         t = env.iteration - env.begin_iteration

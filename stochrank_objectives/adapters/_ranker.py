@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import numbers
 import os
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 
 from ..groups import as_float_array, query_offsets_from_qid, query_offsets_from_sizes
 from ._common import EvalMetric, check_objective_and_sglb, objective_metric
+
+if TYPE_CHECKING:  # only the type checker needs them
+    from ..objectives import Objective
+    from ..sglb import SGLB
 
 __all__ = ["StochasticRankerBase", "default_objective", "ALIASES"]
 
@@ -135,9 +141,11 @@ class StochasticRankerBase(BaseEstimator):
     #: aliases that this booster accepts as ordinary parameters after all
     _allowed_aliases: tuple = ()
 
-    def __init__(self, objective=None, *, sglb=None, n_estimators=100, learning_rate=0.1,
-                 random_state=None, eval_metric=None, early_stopping_rounds=None, n_jobs=None,
-                 verbose=False, **booster_params):
+    def __init__(self, objective: Objective | None = None, *, sglb: SGLB | None = None,
+                 n_estimators: int = 100, learning_rate: float = 0.1,
+                 random_state: int | None = None, eval_metric: str | EvalMetric | None = None,
+                 early_stopping_rounds: int | None = None, n_jobs: int | None = None,
+                 verbose: bool | int = False, **booster_params: Any) -> None:
         self.objective = objective
         self.sglb = sglb
         self.n_estimators = n_estimators
@@ -147,7 +155,7 @@ class StochasticRankerBase(BaseEstimator):
         self.early_stopping_rounds = early_stopping_rounds
         self.n_jobs = n_jobs
         self.verbose = verbose
-        self._other_params = {}
+        self._other_params: dict = {}
         self._set_booster_params(booster_params)
 
     # -- parameters (as LightGBM's scikit-learn wrapper: extra kwargs are parameters too) -----
@@ -163,7 +171,7 @@ class StochasticRankerBase(BaseEstimator):
         params.update(self._other_params)
         return params
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> StochasticRankerBase:
         """Set arguments, booster parameters or nested ones (``objective__top=10``).
 
         ``objective__*`` on a ranker with ``objective=None`` first materialises
@@ -194,13 +202,13 @@ class StochasticRankerBase(BaseEstimator):
                 or n_estimators < 1:
             raise ValueError(f"n_estimators must be an integer >= 1, got {n_estimators!r}")
         lr = self.learning_rate
-        if not isinstance(lr, numbers.Real) or isinstance(lr, bool) or not 0 < lr < np.inf:
+        if not isinstance(lr, numbers.Real) or isinstance(lr, bool) or not 0 < float(lr) < np.inf:
             raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
         if self.sglb is not None:
             self.sglb.check_learning_rate(lr)
         seed = self.random_state
         if seed is not None and (not isinstance(seed, numbers.Integral) or isinstance(seed, bool)
-                                 or not 0 <= seed < 2 ** 31):
+                                 or not 0 <= int(seed) < 2 ** 31):
             raise ValueError(f"random_state must be None or an integer in [0, 2**31), got "
                              f"{seed!r} (a RandomState object is not supported: boosters take "
                              "an integer seed)")
@@ -250,7 +258,9 @@ class StochasticRankerBase(BaseEstimator):
         return int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 
     # -- fit / predict / score ---------------------------------------------------------------
-    def fit(self, X, y, *, qid=None, group=None, eval_set=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
+            group: ArrayLike | None = None,
+            eval_set: list[tuple] | None = None) -> StochasticRankerBase:
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``.
 
         Args:
@@ -295,7 +305,7 @@ class StochasticRankerBase(BaseEstimator):
             self.feature_names_in_ = names
         self.n_features_in_ = n_cols
         self.objective_ = settings["objective"]
-        self.evals_result_ = {}
+        self.evals_result_: dict = {}
         self.best_iteration_ = None
         self._fit_booster(X, labels, offsets, evals, settings)
         return self
@@ -314,12 +324,13 @@ class StochasticRankerBase(BaseEstimator):
                              f"was fitted with {list(fitted)}")
         return X
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Ranking scores (raw margins), one float64 per row of ``X`` (array or DataFrame)."""
         X = self._check_predict_X(X)
         return np.asarray(self._predict_raw(X), dtype=np.float64).reshape(-1)
 
-    def score(self, X, y, *, qid=None, group=None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
+              group: ArrayLike | None = None) -> float:
         """Mean over queries of the objective's metric with worst-order ties (e.g. NDCG@5).
 
         Returns:
@@ -338,7 +349,7 @@ class StochasticRankerBase(BaseEstimator):
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
         return np.asarray(self._importances(), dtype=np.float64)
 
-    def save_model(self, fname) -> None:
+    def save_model(self, fname: str | os.PathLike) -> None:
         """Save ``booster_`` in the booster's native format (loadable without this package)."""
         if not hasattr(self, "booster_"):
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")

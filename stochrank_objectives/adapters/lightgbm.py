@@ -68,7 +68,7 @@ class _Hub:
     __slots__ = ("_members", "token")
 
     def __init__(self, token: str | None = None):
-        self._members = weakref.WeakSet()
+        self._members: weakref.WeakSet = weakref.WeakSet()
         self.token = uuid.uuid4().hex if token is None else token  # marks the boosters trained
 
     def add(self, adapter):
@@ -288,7 +288,7 @@ class _LGBMCallback:
             if t == 0:
                 _check_learning_rate(params, self._sglb)
             self._sglb.check_iterations(t + 1, np.float64)
-            self._rate(env)
+            self._rate(env)  # type: ignore[misc]  # set whenever _sglb is
             if env.model is not None:  # finalize() accepts only the boosters marked here
                 setattr(env.model, _TRAINED_ATTR, self._hub.token)
         self._hub.sync(t)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xgboost as xgb
@@ -49,6 +50,9 @@ import xgboost as xgb
 from ..sglb import SGLB
 from ._common import EvalMetric, as_scores, check_objective_and_sglb, objective_grad_hess
 from ._ranker import StochasticRankerBase
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from ..objectives import Objective
 
 __all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
 
@@ -93,7 +97,7 @@ class XGBObjective:
         ``callbacks=[adapter.callback()]`` to ``xgb.train``.
     """
 
-    def __init__(self, objective, sglb: SGLB | None = None):
+    def __init__(self, objective: Objective, sglb: SGLB | None = None) -> None:
         check_objective_and_sglb(objective, sglb)
         self.objective = objective
         self.sglb = sglb
@@ -114,7 +118,7 @@ class XGBObjective:
         self.sglb = state["sglb"]
         self._reset()
 
-    def __call__(self, predt, dtrain):
+    def __call__(self, predt: np.ndarray, dtrain: xgb.DMatrix) -> tuple[np.ndarray, np.ndarray]:
         predt = as_scores(predt)
         if not isinstance(dtrain, xgb.DMatrix):
             raise TypeError(f"expected (predt, xgboost.DMatrix), got a {type(dtrain).__name__}")
@@ -214,7 +218,7 @@ class _XGBCallback(xgb.callback.TrainingCallback):
             if model.num_boosted_rounds() != epoch:
                 raise ValueError("SGLB cannot continue training from xgb_model: the existing "
                                  "trees are not in the shrunk parametrisation")
-            model.set_param("learning_rate", sglb.learning_rate_at(epoch))
+            model.set_param("learning_rate", str(sglb.learning_rate_at(epoch)))
         self._adapter._synced_iteration = epoch
         return False
 
@@ -243,7 +247,7 @@ class XGBMetric(EvalMetric):
       when called, ``(name, value)`` (higher is better).
     """
 
-    def __call__(self, predt, dmat):
+    def __call__(self, predt: np.ndarray, dmat: xgb.DMatrix) -> tuple[str, float]:
         predt = as_scores(predt)
         labels, offsets = _grouped(dmat, predt.shape[0], "evaluation")
         return self.name, self.value(predt, labels, offsets)

@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..groups import validate_grouped
@@ -257,7 +259,7 @@ class SoftRank(StochasticRank):
 
     # what makes it SoftRank: fixed, not parameters (StochasticRank's constraints check them;
     # StochasticRank's defaults apply to the rest)
-    _FIXED_PARAMETERS = {"metric": "NDCG", "mu": 0.0, "sfa": 0.0, "estimator": "ccs",
+    _FIXED_PARAMETERS: dict[str, Any] = {"metric": "NDCG", "mu": 0.0, "sfa": 0.0, "estimator": "ccs",
                          "smoothing": "absolute", "anneal_half_life": None}
 
     def __init__(self, top: int | None = None, sigma: float = 1.0, n_samples: int = 1,
@@ -281,7 +283,7 @@ class StochasticRankDCGRR(ObjectiveParams):
     is 0 (supplement C.3: ``l_j(z_j) = Delta l_j 1{z_j <= 0} + const``), so any smoothing is
     consistent (B.4) and no relevance shift ``mu`` is needed. CCS with the coordinate
     conditional law ``N(z_i, sigma^2)``: for each sample ``y = z + sigma e`` and each document
-    ``i``, with the other documents' inclusions ``1{y_j > 0}`` fixed,
+    ``i``, with the other documents' inclusions ``1{y_j > 0}`` fixed::
 
         grad_i = J_i phi(z_i / sigma) / sigma,
         J_i = L(i shown) - L(i hidden) = -(r_i / (1 + c_i)

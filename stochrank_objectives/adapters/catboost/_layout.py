@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from numba import njit
 
 MAX_ROWS = 2 ** 24
@@ -48,7 +49,7 @@ def encode_row_index(n_rows: int) -> np.ndarray:
     return (np.arange(n_rows, dtype=np.float64) * _ROW_SCALE).astype(np.float32)
 
 
-def decode_row_index(targets) -> np.ndarray:
+def decode_row_index(targets: ArrayLike) -> np.ndarray:
     """Inverse of :func:`encode_row_index`; raises :class:`LayoutError` on other values.
 
     Example:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ...groups import as_float_array, validate_query_offsets
 from ...sglb import SGLB
@@ -23,6 +25,9 @@ from ._layout import (
     decode_row_index,
     encode_row_index,
 )
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from ...objectives import Objective
 
 __all__ = ["CatBoostObjective"]
 
@@ -53,8 +58,8 @@ class CatBoostObjective:
 
     no_jit = True  # CatBoost must not try to numba-compile calc_ders_range
 
-    def __init__(self, objective, labels, query_offsets, *, sglb: SGLB | None = None,
-                 route: str = "pointer"):
+    def __init__(self, objective: Objective, labels: ArrayLike, query_offsets: ArrayLike, *,
+                 sglb: SGLB | None = None, route: str = "pointer") -> None:
         check_objective_and_sglb(objective, sglb)
         if route not in ("pointer", "per_tree"):
             raise ValueError(f"route must be 'pointer' or 'per_tree', got {route!r}")
@@ -70,25 +75,25 @@ class CatBoostObjective:
         self.reset()
 
     # -- state ----------------------------------------------------------------------------
-    def reset(self):
+    def reset(self) -> None:
         """Forget all training state (iteration 0, no cached derivatives)."""
         self.iteration = 0
-        self.layout_error = None
+        self.layout_error: str | None = None
         self.n_calls = 0          # calc_ders_range calls
         self.n_passes = 0         # full passes over the learn rows (pointer route)
         self.n_evaluations = 0    # grad_hess evaluations
         self._served = 0
         self._seen = np.zeros(self.n_rows, dtype=bool)
-        self._pass_scores = None
-        self._pass_ders = None
+        self._pass_scores: np.ndarray | None = None
+        self._pass_ders: np.ndarray | None = None
         self._pass_iteration = -1
         self._cache_iteration = -1
-        self._cache_scores = None
-        self._cache_ders = None
+        self._cache_scores: np.ndarray | None = None
+        self._cache_ders: Any = None  # an array whenever _cache_scores is one
         self._search_base = None  # address of the approx buffer of the tree-search passes
-        self.objective_error = None  # the objective's own ValueError/TypeError, if it raised
+        self.objective_error: Exception | None = None  # the objective's own ValueError/TypeError, if it raised
 
-    def release(self):
+    def release(self) -> None:
         """Drop the per-row arrays after training (the object stays usable after :meth:`reset`)."""
         self._pass_scores = self._pass_ders = self._cache_scores = self._cache_ders = None
 
@@ -129,7 +134,7 @@ class CatBoostObjective:
         self._cache_ders = ders
         return ders
 
-    def serve(self, scores: np.ndarray):
+    def serve(self, scores: np.ndarray) -> None:
         """Per-tree route: the next fit is served the derivatives at ``scores`` (float64)."""
         with self._lock:
             scores = np.array(scores, dtype=np.float64)  # a copy: the caller updates its own
@@ -138,7 +143,7 @@ class CatBoostObjective:
             self._pass_ders = self.derivatives(scores)
 
     # -- the CatBoost protocol --------------------------------------------------------------
-    def after_iteration(self, info) -> bool:
+    def after_iteration(self, info: Any) -> bool:
         with self._lock:
             self.iteration += 1
             self._precompute()
@@ -169,7 +174,7 @@ class CatBoostObjective:
         self._pass_scores = scores
         self._pass_iteration = self.iteration
 
-    def calc_ders_range(self, approxes, targets, weights):
+    def calc_ders_range(self, approxes: Any, targets: Any, weights: Any) -> Any:
         with self._lock:
             self.n_calls += 1
             if self.layout_error is not None:

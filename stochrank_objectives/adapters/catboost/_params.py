@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...metric_spec import MetricSpec
 from ._sglb import catboost_langevin
 from .._common import EvalMetric
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from ...objectives import Objective
 
 _TARGET_CTRS = ("Borders", "Buckets", "BinarizedTargetMeanValue", "FloatTargetMeanValue")
 ROUTES = ("auto", "pointer", "per_tree")
@@ -22,7 +26,7 @@ def _format_number(value) -> str:
     return repr(float(value)).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
 
 
-def default_eval_metric(objective) -> str:
+def default_eval_metric(objective: Objective) -> str:
     """CatBoost's own metric string matching ``objective.metric_spec`` (see the module notes).
 
     Example::
@@ -37,7 +41,7 @@ def default_eval_metric(objective) -> str:
     """
     spec = getattr(objective, "metric_spec", None)
     metric = getattr(spec, "metric", None)
-    if metric is None:
+    if spec is None or metric is None:
         raise ValueError(
             f"{type(objective).__name__} has no metric_spec: pass eval_metric='NDCG:top=10' (or "
             "any CatBoost metric); CatBoost requires one with a Python objective")

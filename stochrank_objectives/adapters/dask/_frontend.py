@@ -54,7 +54,7 @@ class DaskFrontEnd:
       layout: the :class:`~.layout.QueryLayout` of the trained frame, or None.
     """
 
-    _adapter_type = None
+    _adapter_type: type  # the single-machine adapter class, set by each subclass
     _name = ""
 
     def __init__(self, objective, sglb: SGLB | None = None, layout: QueryLayout | None = None):

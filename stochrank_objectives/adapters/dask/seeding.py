@@ -90,7 +90,7 @@ class PartitionSGLB(SGLB):
     def __init__(self, learning_rate: float = 0.1, model_shrink_rate: float = 0.001,
                  diffusion_temperature: float | None = 10000.0, seed: int = 0):
         super().__init__(learning_rate, model_shrink_rate, diffusion_temperature, seed)
-        self.segmenter = None
+        self.segmenter: Segmenter | None = None
         self._segments = None
 
     @classmethod
@@ -163,7 +163,7 @@ class PartitionSeeded:
     def __init__(self, objective, segmenter: Segmenter):
         self.objective = objective
         self.segmenter = segmenter
-        self._copies = {}
+        self._copies: dict = {}
 
     def __repr__(self) -> str:
         return f"PartitionSeeded({self.objective!r})"
