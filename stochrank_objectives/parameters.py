@@ -35,6 +35,7 @@ ValueError: factor must be > 0.0, got -1.0
 from __future__ import annotations
 
 import functools
+from typing import Any
 import inspect
 
 __all__ = ["Parameterised"]
@@ -119,7 +120,7 @@ class Parameterised:
         """The constructor arguments, as given."""
         return {name: getattr(self, name) for name in self.param_names()}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> "Parameterised":
         """Change parameters (validated at once; on error nothing changes). Returns ``self``."""
         unknown = sorted(set(params) - set(self.param_names()))
         if unknown:
