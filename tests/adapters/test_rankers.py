@@ -162,6 +162,7 @@ np.save("pred.npy", ranker.predict(np.load("X.npy")))
 """
 
 
+@pytest.mark.slow
 def test_a_fitted_ranker_unpickles_in_a_fresh_process(make, tmp_path):
     ranker = make().fit(X, Y, qid=QID)
     (tmp_path / "ranker.pkl").write_bytes(pickle.dumps(ranker))
