@@ -121,8 +121,9 @@ BUILT_IN = {
                                                  loss="LambdaMart:metric=NDCG;top=5"),
                  "YetiRank": functools.partial(native_catboost, loss="YetiRank")},
 }
-BUILT_IN_NOTE = ("lambdarank (LightGBM) and rank:ndcg (XGBoost) are both each booster's LambdaMART "
-                 "and its strongest built-in ranker; CatBoost's are LambdaMart and YetiRank.")
+BUILT_IN_NOTE = ("lambdarank (LightGBM) and rank:ndcg (XGBoost) are each booster's LambdaMART and "
+                 "also its strongest built-in ranker; CatBoost's LambdaMART is LambdaMart, its "
+                 "strongest built-in ranker YetiRank.")
 COMPILING = "compiling the Numba kernels (first run only; later runs load them from Numba's " \
             "cache) ..."
 
