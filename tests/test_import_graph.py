@@ -23,7 +23,7 @@ LAYERS = [
     ("objectives, sglb and the metric specification", ["objectives", "sglb", "metric_spec"]),
     ("metrics and data", ["metrics", "data", "letor"]),
     ("adapters", ["adapters"]),
-    ("entry points", ["__main__", "scoring", "baselines", "__init__"]),
+    ("entry points", ["__main__", "_compile_watch", "scoring", "baselines", "__init__"]),
 ]
 
 

@@ -150,6 +150,29 @@ def test_pickling_unfitted_and_fitted(make):
     assert again.score(XV, YV, qid=QV) == ranker.score(XV, YV, qid=QV)
 
 
+# Loads a pickled ranker in an interpreter that has imported nothing of this package: the
+# class is found by its module path alone, as in a process pool's worker.
+UNPICKLE_AND_PREDICT = """
+import pickle, sys
+import numpy as np
+assert "stochrank_objectives" not in sys.modules
+with open("ranker.pkl", "rb") as f:
+    ranker = pickle.load(f)
+np.save("pred.npy", ranker.predict(np.load("X.npy")))
+"""
+
+
+@pytest.mark.slow
+def test_a_fitted_ranker_unpickles_in_a_fresh_process(make, tmp_path):
+    ranker = make().fit(X, Y, qid=QID)
+    (tmp_path / "ranker.pkl").write_bytes(pickle.dumps(ranker))
+    np.save(tmp_path / "X.npy", XV)
+    done = subprocess.run([sys.executable, "-c", UNPICKLE_AND_PREDICT], cwd=tmp_path,
+                          env=_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    np.testing.assert_array_equal(np.load(tmp_path / "pred.npy"), ranker.predict(XV))
+
+
 def test_save_and_reload_without_the_package(make, tmp_path):
     ranker = make(sglb=SGLB(0.1, 0.3, 100.0)).fit(X, Y, qid=QID)
     name = "model.json" if make.booster == "xgboost" else "model"
@@ -299,6 +322,28 @@ def test_cross_validate_with_qid_routing(make, mq2008_subset, routing):
                                      "mrr": ranking_scorer("MRR", None)})
     assert result["test_ndcg5"].shape == (3,) and np.all(result["test_ndcg5"] > 0.3)
     assert np.all(result["test_mrr"] > 0.3)
+
+
+@pytest.mark.slow
+def test_model_selection_in_worker_processes(make, mq2008_subset, routing):
+    """n_jobs=2 with scikit-learn's default (process-based, loky) backend: every worker
+    unpickles the ranker in a fresh interpreter and receives qid through metadata routing."""
+    from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
+
+    from stochrank_objectives import ranking_scorer
+
+    X_, y_, qid = mq2008_subset
+    result = cross_validate(make(n_estimators=4), X_, y_, cv=GroupKFold(2), n_jobs=2,
+                            params={"qid": qid, "groups": qid}, error_score="raise",
+                            scoring=ranking_scorer("NDCG", 5))
+    serial = cross_validate(make(n_estimators=4), X_, y_, cv=GroupKFold(2), n_jobs=1,
+                            params={"qid": qid, "groups": qid}, error_score="raise",
+                            scoring=ranking_scorer("NDCG", 5))
+    np.testing.assert_allclose(result["test_score"], serial["test_score"], rtol=1e-12)
+    search = GridSearchCV(make(n_estimators=4), {"learning_rate": [0.1, 0.3]},
+                          cv=GroupKFold(2), n_jobs=2, error_score="raise")
+    search.fit(X_, y_, qid=qid, groups=qid)
+    assert np.all(search.cv_results_["mean_test_score"] > 0.3)
 
 
 def test_ranking_scorer_without_routing_says_how_to_enable_it(mq2008_subset):

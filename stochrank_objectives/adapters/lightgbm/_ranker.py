@@ -5,8 +5,9 @@ from __future__ import annotations
 import lightgbm as lgb
 import numpy as np
 
-from ._ranker import StochasticRankerBase
-from .lightgbm import LGBMMetric, LGBMObjective
+from .._ranker import StochasticRankerBase
+from ._metric import LGBMMetric
+from ._objective import LGBMObjective
 
 __all__ = ["StochasticLGBMRanker"]
 

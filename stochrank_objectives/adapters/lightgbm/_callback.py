@@ -1,0 +1,81 @@
+"""The LightGBM callback of :class:`~.LGBMObjective`: it tells every copy of the adapter the
+iteration LightGBM is at and, under SGLB, sets each tree's learning rate."""
+
+from __future__ import annotations
+
+import uuid
+import weakref
+
+import lightgbm as lgb
+import numpy as np
+
+from ...sglb import SGLB
+
+# Set by the SGLB callback on the Booster it trains: the token of the adapter (hub) that trained
+# it. A Python attribute, so a model loaded from a file or string never has it (kept by pickle).
+TRAINED_ATTR = "_stochrank_sglb_trained_by"
+
+
+class Hub:
+    """Shared by an adapter and all its copies (weakly held), so the callback reaches the copy
+    LightGBM calls: LightGBM and its scikit-learn wrapper deep-copy the parameters (and so the
+    adapter) several times per run, and only one of the copies is the training objective."""
+
+    __slots__ = ("_members", "token")
+
+    def __init__(self, token: str | None = None):
+        self._members: weakref.WeakSet = weakref.WeakSet()
+        self.token = uuid.uuid4().hex if token is None else token  # marks the boosters trained
+
+    def add(self, adapter):
+        self._members.add(adapter)
+
+    def sync(self, iteration):
+        for adapter in list(self._members):
+            adapter._synced_iteration = iteration
+
+
+_LEARNING_RATE_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
+
+
+def _check_learning_rate(params, sglb: SGLB) -> None:
+    """Under SGLB the callback sets the per-tree learning rate from ``sglb.learning_rate``; a
+    different rate set on the booster would otherwise be replaced without a word."""
+    for name in _LEARNING_RATE_ALIASES:
+        if name in params and float(params[name]) != sglb.learning_rate:
+            raise ValueError(f"the booster's {name}={params[name]} differs from "
+                             f"sglb.learning_rate={sglb.learning_rate}: set the same value in "
+                             "both, or leave the booster's unset")
+
+
+class LGBMCallback:
+    """Before-iteration callback: iteration index and SGLB learning rate."""
+
+    def __init__(self, hub: Hub, sglb: SGLB | None):
+        self.order = 10
+        self.before_iteration = True
+        self._hub = hub
+        self._sglb = sglb
+        self._rate = None if sglb is None else lgb.reset_parameter(
+            learning_rate=sglb.learning_rate_at)
+
+    def __call__(self, env) -> None:
+        t = env.iteration - env.begin_iteration
+        if self._sglb is not None:
+            if env.begin_iteration != 0:
+                raise ValueError("SGLB cannot continue training from init_model: the existing "
+                                 "trees are not in the shrunk parametrisation")
+            params = env.params or {}
+            kind = next((params[k] for k in ("boosting", "boosting_type", "boost") if k in params),
+                        "gbdt")
+            if kind not in ("gbdt", "goss") or params.get("linear_tree"):
+                raise ValueError("SGLB needs plain gradient-boosted trees (boosting='gbdt', no "
+                                 f"linear_tree); got boosting={kind!r}")
+            if t == 0:
+                _check_learning_rate(params, self._sglb)
+            self._sglb.check_iterations(t + 1, np.float64)
+            self._rate(env)  # type: ignore[misc]  # set whenever _sglb is
+            if env.model is not None:  # finalize() accepts only the boosters marked here
+                setattr(env.model, TRAINED_ATTR, self._hub.token)
+        self._hub.sync(t)
+

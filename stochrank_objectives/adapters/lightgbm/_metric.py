@@ -1,0 +1,35 @@
+"""``LGBMMetric``: a ranking metric of this package as a LightGBM eval function."""
+
+from __future__ import annotations
+
+from .._common import EvalMetric, as_scores
+from ._inputs import MISSING, call_arguments, grouped
+
+__all__ = ["LGBMMetric"]
+
+
+class LGBMMetric(EvalMetric):
+    """A ranking metric of :mod:`stochrank_objectives.metrics` as a LightGBM eval function.
+
+    Callable as ``feval(preds, eval_data)`` (``lgb.train``) and as ``(y_true, y_pred, weight,
+    group)`` (``LGBMRanker(...).fit(eval_metric=...)``).
+
+    Example::
+
+        lgb.train(params, train_set, valid_sets=[valid], feval=LGBMMetric("NDCG", 5))
+
+    Args:
+      see :class:`~stochrank_objectives.adapters._common.EvalMetric` (metric name, cutoff,
+      metric options).
+
+    Returns:
+      when called, ``(name, value, True)`` (higher is better).
+    """
+
+    def __call__(self, preds_or_y_true, eval_data_or_y_pred, weight=MISSING, group=MISSING):
+        preds, labels, sizes, _ = call_arguments(
+            "LGBMMetric", preds_or_y_true, eval_data_or_y_pred, weight, group)
+        preds = as_scores(preds)
+        labels, offsets = grouped(labels, sizes, preds.shape[0], "evaluation data")
+        return self.name, self.value(preds, labels, offsets), True
+

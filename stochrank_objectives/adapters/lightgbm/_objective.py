@@ -1,0 +1,148 @@
+"""``LGBMObjective``: any objective of this package as a LightGBM custom objective."""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+
+from ...sglb import SGLB
+from .._common import as_scores, check_objective_and_sglb, objective_grad_hess
+from ._callback import TRAINED_ATTR, Hub, LGBMCallback
+from ._inputs import MISSING, call_arguments, grouped
+
+__all__ = ["LGBMObjective"]
+
+_FINAL_ATTR = "_stochrank_sglb_final_scale"
+
+
+class LGBMObjective:
+    """A LightGBM custom objective wrapping any ``grad_hess`` objective of this package.
+
+    Callable both as ``fobj(preds, train_data)`` (``lgb.train``, ``params["objective"]``) and as
+    ``fobj(y_true, y_pred, weight, group)`` (``LGBMRanker(objective=...)``).
+
+    Example::
+
+        fobj = LGBMObjective(StochasticRank(metric="NDCG", top=10))
+        booster = lgb.train({"objective": fobj, "learning_rate": 0.1}, train_set)
+
+    Args:
+      objective: an object with ``grad_hess(scores, labels, query_offsets, iteration)``.
+      sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule; then pass
+        ``callbacks=[adapter.callback()]`` and call :meth:`finalize` after training.
+    """
+
+    def __init__(self, objective, sglb: SGLB | None = None):
+        check_objective_and_sglb(objective, sglb)
+        self.objective = objective
+        self.sglb = sglb
+        self._hub = Hub()
+        self._hub.add(self)
+        self._reset()
+
+    def _reset(self):
+        self._next_iteration = 0     # used when no callback drives the iteration
+        self._synced_iteration = None  # set by the callback before every tree
+
+    def __repr__(self) -> str:
+        return f"LGBMObjective({self.objective!r}, sglb={self.sglb!r})"
+
+    # LightGBM deep-copies params (and so this object) at the start of every training run. A
+    # copy starts counting iterations at 0 and joins the hub, so that the callback (made from
+    # any copy) drives the one LightGBM calls. The wrapped objective and schedule are shared,
+    # not copied: the user's objective object is the one that is called.
+    def __deepcopy__(self, memo):
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        new.objective = self.objective
+        new.sglb = self.sglb
+        new._hub = self._hub
+        new._reset()
+        new._hub.add(new)
+        return new
+
+    def __getstate__(self):
+        return {"objective": self.objective, "sglb": self.sglb}
+
+    def __setstate__(self, state):
+        self.objective = state["objective"]
+        self.sglb = state["sglb"]
+        self._hub = Hub()
+        self._hub.add(self)
+        self._reset()
+
+    # -- the objective -----------------------------------------------------------------------
+    def __call__(self, preds_or_y_true, train_data_or_y_pred, weight=MISSING, group=MISSING):
+        preds, labels, sizes, weight = call_arguments(
+            "LGBMObjective", preds_or_y_true, train_data_or_y_pred, weight, group)
+        return self._grad_hess(preds, labels, sizes, weight)
+
+    def _grad_hess(self, preds, labels, sizes, weight):
+        preds = as_scores(preds)
+        if weight is not None:
+            raise ValueError("sample weights are not supported by this package's ranking "
+                             "objectives; train without weight= / sample_weight=")
+        labels, offsets = grouped(labels, sizes, preds.shape[0], "training data")
+        return objective_grad_hess(self, preds, labels, offsets)
+
+    def _iteration(self) -> int:
+        if self._synced_iteration is not None:
+            return self._synced_iteration
+        if self.sglb is not None:
+            raise RuntimeError(
+                "SGLB needs the adapter's callback, which sets each tree's learning rate: "
+                "lgb.train(..., callbacks=[obj.callback()]) or "
+                "LGBMRanker(...).fit(..., callbacks=[obj.callback()])")
+        t = self._next_iteration
+        self._next_iteration += 1
+        return t
+
+    # -- callback and finalisation -----------------------------------------------------------
+    def callback(self):
+        """A LightGBM callback: sets the iteration (and, under SGLB, the learning rate).
+
+        Runs before every iteration; under SGLB it delegates to
+        ``lgb.reset_parameter(learning_rate=sglb.learning_rate_at)`` and refuses
+        ``init_model`` continuation and iteration counts that overflow float64 scores.
+        """
+        return LGBMCallback(self._hub, self.sglb)
+
+    def finalize(self, model):
+        """Bake the SGLB factor ``c^T`` into every leaf (in place); returns the Booster.
+
+        ``model`` is a ``lightgbm.Booster`` or a fitted ``LGBMRanker``; ``T`` is its number of
+        iterations (after early stopping LightGBM has already truncated the returned model to
+        the best iteration). Without SGLB the model is returned unchanged. Under SGLB only a
+        booster trained by this adapter's callback in this process is accepted: a model loaded
+        from a file or string is refused (saved after finalisation, it is already final).
+        """
+        booster = model.booster_ if isinstance(model, lgb.LGBMModel) else model
+        if not isinstance(booster, lgb.Booster):
+            raise TypeError(f"expected a lightgbm.Booster or LGBMModel, got {type(model).__name__}")
+        if self.sglb is None:
+            return booster
+        if getattr(booster, _FINAL_ATTR, None) is not None:
+            raise RuntimeError("this booster has already been finalised "
+                               "(c^T is baked into its leaves)")
+        if getattr(booster, TRAINED_ATTR, None) != self._hub.token:
+            raise RuntimeError(
+                "this booster was not trained by this adapter's callback in this process (e.g. "
+                "it was loaded with lgb.Booster(model_file=...) or model_str=...), so finalize() "
+                "refuses it: an SGLB model saved after finalize() is already final (c^T is baked "
+                "into its leaves) and scaling it again would be wrong. Finalise the booster that "
+                "lgb.train / LGBMRanker.fit returned, with the adapter that trained it, before "
+                "saving it")
+        n_iter = booster.current_iteration()
+        if 0 < booster.best_iteration < n_iter:
+            raise ValueError(
+                f"the booster has {n_iter} iterations but best_iteration={booster.best_iteration}: "
+                "an SGLB model is not a prefix of a longer one, so truncate it in place first: "
+                "booster.model_from_string(booster.model_to_string(num_iteration="
+                "booster.best_iteration)) (lgb.train does this unless keep_training_booster=True)")
+        factor = self.sglb.final_scale(n_iter)
+        for tree in booster.dump_model(num_iteration=-1)["tree_info"]:
+            index = tree["tree_index"]
+            for leaf in range(tree["num_leaves"]):
+                booster.set_leaf_output(index, leaf, booster.get_leaf_output(index, leaf) * factor)
+        setattr(booster, _FINAL_ATTR, factor)
+        return booster
+
