@@ -164,7 +164,7 @@ def check_estimator_for(estimator, spec):
 def estimate(scores, labels, offs, prepared, **kwargs):
     """The estimator on validated arrays and the metric's :class:`KernelArgs` ``prepared``
     (keyword arguments: those of :func:`_estimate_kernels`)."""
-    with threads_for(scores.shape[0]):
+    with threads_for(scores.shape[0], offs.shape[0] - 1):
         return _estimate_kernels(scores, labels, offs, prepared, **kwargs)
 
 
