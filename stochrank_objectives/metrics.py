@@ -21,6 +21,10 @@ Protocol shared by every metric here::
 * ``per_query``: return one value per query instead of the mean over queries. Empty queries
   (no documents) are NaN and never part of a mean.
 
+Each function checks its options into a :class:`~stochrank_objectives.metric_spec.MetricSpec`
+and returns :func:`stochrank_objectives.metric_values.evaluate_spec` of it, the evaluation the
+objectives' losses use too.
+
 Examples (ties resolved pessimistically by default):
 
 >>> import numpy as np
@@ -34,19 +38,14 @@ Examples (ties resolved pessimistically by default):
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .groups import validate_grouped
-from .kernels.metrics import (
-    TIE_BEST,
-    TIE_EXPECTED,
-    TIE_INPUT,
-    TIE_WORST,
-    average_precision_per_query,
-    cascade_metric_per_query,
-)
-from .metric_spec import MetricSpec, with_virtual_documents
+from .metric_spec import MetricSpec
+# The policies' tables are exported from here; FILTERED_ORDERS stays importable from here too.
+from .metric_values import FILTERED_ORDERS, NO_RELEVANT_POLICIES, TIE_POLICIES, evaluate_spec
 from .validation import check_int
 
 __all__ = [
@@ -63,45 +62,13 @@ __all__ = [
     "evaluate",
 ]
 
-TIE_POLICIES = {"worst": TIE_WORST, "best": TIE_BEST, "input_order": TIE_INPUT,
-                "expected": TIE_EXPECTED}
-NO_RELEVANT_POLICIES = ("one", "zero", "skip")
 
-
-def _tie_code(ties: str, additive: bool, name: str) -> int:
-    if ties not in TIE_POLICIES:
-        raise ValueError(f"ties must be one of {tuple(TIE_POLICIES)}, got {ties!r}")
-    if ties == "expected" and not additive:
-        raise ValueError(
-            f"ties='expected' is only defined here for additive metrics (DCG, NDCG, precision), "
-            f"not {name}; use 'worst', 'best' or 'input_order'"
-        )
-    return TIE_POLICIES[ties]
-
-
-def _finish(values, has_relevant, no_relevant, default, per_query, offs):
-    policy = default if no_relevant is None else no_relevant
-    if policy not in NO_RELEVANT_POLICIES:
-        raise ValueError(f"no_relevant must be one of {NO_RELEVANT_POLICIES} or None, got {policy!r}")
-    values = np.asarray(values, dtype=np.float64).copy()
-    values[~has_relevant] = {"one": 1.0, "zero": 0.0, "skip": np.nan}[policy]
-    values[np.diff(offs) == 0] = np.nan  # an empty query is no query: never part of a mean
-    if per_query:
-        return values
-    kept = values[~np.isnan(values)]
-    return float(kept.mean()) if kept.size else float("nan")
-
-
-def _cascade_metric(name, scores, labels, query_offsets, k, ties, no_relevant, per_query,
-                    default_policy, **spec_kwargs):
-    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+def _named_metric(name, scores, labels, query_offsets, k, ties, no_relevant, per_query,
+                  order="score", **spec_kwargs):
+    """The front ends' shared body: the options checked into a spec, then its value."""
     spec = MetricSpec.make(name, top=k, **spec_kwargs)
-    tie = _tie_code(ties, name in ("NDCG", "DCG"), name)
-    args = spec.kernel_args(labels, offs)
-    raw = cascade_metric_per_query(scores, labels, args.gain, args.continuation, offs,
-                                   args.position_weights, args.cutoff, tie)
-    return _finish(raw * args.scale, args.ideal > 0.0, no_relevant, default_policy, per_query,
-                   offs)
+    return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
+                         no_relevant=no_relevant, per_query=per_query, order=order)
 
 
 def dcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
@@ -124,8 +91,8 @@ def dcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: 
     Returns:
       The mean DCG@k over queries, or per-query values.
     """
-    return _cascade_metric("DCG", scores, labels, query_offsets, k, ties, no_relevant,
-                           per_query, "zero", gain=gain)
+    return _named_metric("DCG", scores, labels, query_offsets, k, ties, no_relevant,
+                         per_query, gain=gain)
 
 
 def ndcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
@@ -146,8 +113,8 @@ def ndcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k:
     Returns:
       The mean NDCG@k over queries, or per-query values.
     """
-    return _cascade_metric("NDCG", scores, labels, query_offsets, k, ties, no_relevant,
-                           per_query, "one", gain=gain)
+    return _named_metric("NDCG", scores, labels, query_offsets, k, ties, no_relevant,
+                         per_query, gain=gain)
 
 
 def err_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
@@ -165,8 +132,8 @@ def err_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: 
     Returns:
       The mean ERR@k over queries, or per-query values.
     """
-    return _cascade_metric("ERR", scores, labels, query_offsets, k, ties, no_relevant,
-                           per_query, "zero", grade_max=grade_max)
+    return _named_metric("ERR", scores, labels, query_offsets, k, ties, no_relevant,
+                         per_query, grade_max=grade_max)
 
 
 def mrr(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None, *,
@@ -184,8 +151,8 @@ def mrr(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int |
     Returns:
       The mean reciprocal rank over queries (0 beyond the cutoff ``k``), or per-query values.
     """
-    return _cascade_metric("MRR", scores, labels, query_offsets, k, ties, no_relevant,
-                           per_query, "zero", threshold=threshold)
+    return _named_metric("MRR", scores, labels, query_offsets, k, ties, no_relevant,
+                         per_query, threshold=threshold)
 
 
 def pfound(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None, *,
@@ -207,11 +174,8 @@ def pfound(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: in
     Returns:
       The mean PFound@k over queries, or per-query values.
     """
-    return _cascade_metric("PFOUND", scores, labels, query_offsets, k, ties, no_relevant,
-                           per_query, "zero", decay=decay)
-
-
-FILTERED_ORDERS = ("score", "input")
+    return _named_metric("PFOUND", scores, labels, query_offsets, k, ties, no_relevant,
+                         per_query, decay=decay)
 
 
 def filtered_dcg(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
@@ -241,31 +205,8 @@ def filtered_dcg(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
     Returns:
       The mean FilteredDCG@k over queries, or per-query values.
     """
-    if order not in FILTERED_ORDERS:
-        raise ValueError(f"order must be one of {FILTERED_ORDERS}, got {order!r}")
-    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    spec = MetricSpec.make("FILTEREDDCG", top=k, gain=gain)
-    tie = _tie_code(ties, False, "FilteredDCG")
-    args = spec.kernel_args(labels, offs)
-    gain_arr, cont, pos_weight, t = args.gain, args.continuation, args.position_weights, args.cutoff
-    sizes = np.diff(offs)
-    if order == "input":
-        kept = scores >= 0.0
-        starts = np.repeat(offs[:-1], sizes)
-        before = np.concatenate(([0], np.cumsum(kept)))
-        position = before[np.arange(scores.shape[0])] - before[starts]  # among the kept
-        weight = np.where(kept & (position < t), pos_weight[np.minimum(position, t)], 0.0)
-        raw = _per_query_sum(gain_arr * weight, offs)
-    else:
-        ext_offs, real = with_virtual_documents(offs)
-        n_ext = int(ext_offs[-1])
-        # the virtual document: score 0, label 0 (gain 0 for both gains), continuation 0
-        ext = [np.zeros(n_ext) for _ in range(4)]
-        for arr, values in zip(ext, (scores, labels, gain_arr, cont)):
-            arr[real] = values
-        raw = cascade_metric_per_query(ext[0], ext[1], ext[2], ext[3], ext_offs, pos_weight, t,
-                                       tie)
-    return _finish(raw, args.ideal > 0.0, no_relevant, "zero", per_query, offs)
+    return _named_metric("FILTEREDDCG", scores, labels, query_offsets, k, ties, no_relevant,
+                         per_query, order=order, gain=gain)
 
 
 def precision_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
@@ -283,22 +224,11 @@ def precision_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLik
       Mean precision@k over queries, or per-query values.
     """
     k = check_int(k, "k", 1, allow_none=True)
-    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    tie = _tie_code(ties, True, "precision")
-    spec = MetricSpec.make("MRR", top=k, threshold=threshold)
-    relevant, _ = spec.gain_and_continuation(labels)
-    sizes = np.diff(offs)
-    if k is None:
-        n_relevant = _per_query_sum(relevant, offs)
-        raw = n_relevant / np.maximum(sizes, 1)  # empty queries become NaN in _finish
-        return _finish(raw, n_relevant > 0.0, no_relevant, "zero", per_query, offs)
-    max_n = int(sizes.max()) if sizes.size else 0
-    weights = np.zeros(max_n + 2)
-    weights[: min(k, max_n)] = 1.0 / k
-    raw = cascade_metric_per_query(scores, labels, relevant, np.ones_like(relevant), offs, weights,
-                                   min(k, max_n), tie)
-    has_rel = _per_query_sum(relevant, offs) > 0.0
-    return _finish(raw, has_rel, no_relevant, "zero", per_query, offs)
+    # The objective refuses Precision of the whole list (it does not depend on the order);
+    # as a metric it is the fraction of relevant documents, hence the spec's top set after.
+    spec = replace(MetricSpec.make("PRECISION", top=k or 1, threshold=threshold), top=k)
+    return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
+                         no_relevant=no_relevant, per_query=per_query)
 
 
 def average_precision(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
@@ -315,20 +245,8 @@ def average_precision(scores: ArrayLike, labels: ArrayLike, query_offsets: Array
     Returns:
       MAP, or per-query average precision.
     """
-    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    tie = _tie_code(ties, False, "MAP")
-    spec = MetricSpec.make("MRR", top=k, threshold=threshold)
-    relevant, _ = spec.gain_and_continuation(labels)
-    sizes = np.diff(offs)
-    top = spec.cutoff(int(sizes.max()) if sizes.size else 0)
-    raw = average_precision_per_query(scores, labels, relevant, offs, top, tie)
-    has_rel = _per_query_sum(relevant, offs) > 0.0
-    return _finish(raw, has_rel, no_relevant, "one", per_query, offs)
-
-
-def _per_query_sum(values, offs):
-    csum = np.concatenate(([0.0], np.cumsum(values)))
-    return csum[offs[1:]] - csum[offs[:-1]]
+    return _named_metric("MAP", scores, labels, query_offsets, k, ties, no_relevant, per_query,
+                         threshold=threshold)
 
 
 def metric_options(spec) -> dict:

@@ -20,7 +20,8 @@ NAME = PACKAGE.name
 # Lowest first: a module may import from its own layer or a lower one only.
 LAYERS = [
     ("kernels and groups", ["kernels", "groups", "validation", "parameters"]),
-    ("objectives, sglb and the metric specification", ["objectives", "sglb", "metric_spec"]),
+    ("objectives, sglb and the metric specification",
+     ["objectives", "sglb", "metric_spec", "metric_values"]),
     ("metrics and data", ["metrics", "data", "letor"]),
     ("adapters", ["adapters"]),
     ("entry points", ["__main__", "_compile_watch", "scoring", "baselines", "__init__"]),

@@ -22,7 +22,7 @@ import numpy as np
 from ..groups import validate_grouped
 from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
 from ..metric_spec import MetricSpec
-from ..metrics import evaluate, metric_options
+from ..metric_values import evaluate_spec
 from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
                          annealed_sigma, check_estimator_for, check_shift, estimate,
@@ -216,9 +216,7 @@ class StochasticRank(ObjectiveParams):
         """The discrete loss ``-mean_q M_q`` with worst-permutation ties (what SR-R1 targets;
         ``iteration`` does not change it)."""
         check_iteration(iteration)
-        spec = self.metric_spec
-        return -evaluate(spec.metric, scores, labels, query_offsets, spec.top, ties="worst",
-                         **metric_options(spec))
+        return -evaluate_spec(self.metric_spec, scores, labels, query_offsets, ties="worst")
 
 
 class SoftRank(StochasticRank):

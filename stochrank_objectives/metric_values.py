@@ -1,0 +1,153 @@
+"""The value of a metric specification on grouped scores: the one evaluation behind the metric
+functions of :mod:`stochrank_objectives.metrics` and the objectives' discrete losses.
+
+It sits beside :mod:`stochrank_objectives.metric_spec` (below both ``metrics`` and
+``objectives``) so that an objective computes its loss without importing the layer above it.
+Which kernel serves which metric:
+
+* the cascade metrics (NDCG, DCG, ERR, MRR, PFound): ``kernels.metrics.cascade_metric_per_query``
+  on the specification's gains, continuations and position weights, times its per-query scale;
+* FilteredDCG: ranked by score, the same kernel with one virtual document (score 0, gain 0,
+  continuation 0) closing each query (``order="score"``), or the documents scored >= 0 in their
+  input order (``order="input"``, CatBoost's eval metric);
+* Precision: the cascade kernel with weights ``1/k`` and continuation 1 (the whole list's
+  fraction of relevant documents when ``top`` is None); MAP: the counting kernel
+  ``kernels.metrics.average_precision_per_query``.
+
+A query without a relevant document takes the ``no_relevant`` policy's value, by default each
+metric's convention (:data:`NO_RELEVANT_DEFAULTS`); an empty query is NaN, never in a mean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .groups import validate_grouped
+from .kernels.metrics import (
+    TIE_BEST,
+    TIE_EXPECTED,
+    TIE_INPUT,
+    TIE_WORST,
+    average_precision_per_query,
+    cascade_metric_per_query,
+)
+from .metric_spec import MetricSpec, with_virtual_documents
+
+__all__ = ["TIE_POLICIES", "NO_RELEVANT_POLICIES", "NO_RELEVANT_DEFAULTS", "FILTERED_ORDERS",
+           "evaluate_spec"]
+
+TIE_POLICIES = {"worst": TIE_WORST, "best": TIE_BEST, "input_order": TIE_INPUT,
+                "expected": TIE_EXPECTED}
+NO_RELEVANT_POLICIES = ("one", "zero", "skip")
+# 0/0 is undefined for the normalised metrics, where CatBoost >= 1.2, LightGBM and XGBoost
+# report 1; every other formula gives 0.
+NO_RELEVANT_DEFAULTS = {"NDCG": "one", "MAP": "one"}
+FILTERED_ORDERS = ("score", "input")
+# ties="expected" averages over the orderings of a tied block, exact only for additive metrics
+_ADDITIVE = ("NDCG", "DCG", "PRECISION")
+_DISPLAY_NAMES = {"FILTEREDDCG": "FilteredDCG", "PRECISION": "precision"}
+
+
+def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="worst",
+                  no_relevant=None, per_query=False, order="score"):
+    """The mean over queries (or the per-query values) of the metric ``spec`` defines.
+
+    Example:
+
+    >>> import numpy as np
+    >>> spec = MetricSpec.make("NDCG", gain="linear")
+    >>> round(evaluate_spec(spec, np.array([1.0, 1.0, 2.0]), np.array([1.0, 0.0, 2.0]),
+    ...                     np.array([0, 3])), 5)  # worst-order ties, as CatBoost
+    0.95023
+
+    Formula: ``M_q = scale_q * sum_{p < T} w_p g(r_{s_p}) prod_{u < p} d(r_{s_u})`` over the
+    order ``s`` of the scores (ties broken by ``ties``); see :mod:`..metric_spec`.
+
+    Args:
+      spec: the metric (a :class:`MetricSpec`; a Precision spec may have ``top=None``: the
+        fraction of relevant documents of the whole list).
+      scores, labels, query_offsets: grouped arrays (validated here).
+      ties: ``"worst"``, ``"best"``, ``"input_order"`` or ``"expected"`` (additive metrics).
+      no_relevant: ``"one"``, ``"zero"``, ``"skip"`` or None (the metric's convention).
+      per_query: return one value per query instead of the mean.
+      order: FilteredDCG only: ``"score"`` (ranked by score) or ``"input"`` (CatBoost's).
+
+    Returns:
+      float (the mean over the queries that count; NaN if none) or a float64 array per query.
+    """
+    if order not in FILTERED_ORDERS:
+        raise ValueError(f"order must be one of {FILTERED_ORDERS}, got {order!r}")
+    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    tie = _tie_code(ties, spec.metric)
+    if spec.metric == "MAP":
+        args = spec.kernel_args(labels, offs)
+        raw = average_precision_per_query(scores, labels, args.gain, offs, args.cutoff, tie)
+        has_relevant = args.ideal > 0.0
+    elif spec.metric == "PRECISION" and spec.top is None:
+        relevant = spec.gain_and_continuation(labels)[0]
+        n_relevant = _per_query_sum(relevant, offs)
+        raw = n_relevant / np.maximum(np.diff(offs), 1)  # empty queries become NaN below
+        has_relevant = n_relevant > 0.0
+    elif spec.metric == "FILTEREDDCG":
+        args = spec.kernel_args(labels, offs)
+        raw = _filtered_dcg(scores, labels, offs, args, tie, order)
+        has_relevant = args.ideal > 0.0
+    else:  # the cascades, and Precision at k (weights 1/k, continuation 1)
+        args = spec.kernel_args(labels, offs)
+        raw = cascade_metric_per_query(scores, labels, args.gain, args.continuation, offs,
+                                       args.position_weights, args.cutoff, tie)
+        raw = raw if spec.metric == "PRECISION" else raw * args.scale
+        has_relevant = args.ideal > 0.0
+    default = NO_RELEVANT_DEFAULTS.get(spec.metric, "zero")
+    return _summarise(raw, has_relevant, default if no_relevant is None else no_relevant,
+                      per_query, offs)
+
+
+def _tie_code(ties, metric: str) -> int:
+    if ties not in TIE_POLICIES:
+        raise ValueError(f"ties must be one of {tuple(TIE_POLICIES)}, got {ties!r}")
+    if ties == "expected" and metric not in _ADDITIVE:
+        raise ValueError(
+            f"ties='expected' is only defined here for additive metrics (DCG, NDCG, precision), "
+            f"not {_DISPLAY_NAMES.get(metric, metric)}; use 'worst', 'best' or 'input_order'"
+        )
+    return TIE_POLICIES[ties]
+
+
+def _filtered_dcg(scores, labels, offs, args, tie, order):
+    """FilteredDCG's raw per-query values (see the module docstring for the two orders)."""
+    t = args.cutoff
+    if order == "input":
+        kept = scores >= 0.0
+        starts = np.repeat(offs[:-1], np.diff(offs))
+        before = np.concatenate(([0], np.cumsum(kept)))
+        position = before[np.arange(scores.shape[0])] - before[starts]  # among the kept
+        weight = np.where(kept & (position < t), args.position_weights[np.minimum(position, t)],
+                          0.0)
+        return _per_query_sum(args.gain * weight, offs)
+    ext_offs, real = with_virtual_documents(offs)
+    n_ext = int(ext_offs[-1])
+    # the virtual document: score 0, label 0 (gain 0 for both gains), continuation 0
+    ext = [np.zeros(n_ext) for _ in range(4)]
+    for arr, values in zip(ext, (scores, labels, args.gain, args.continuation)):
+        arr[real] = values
+    return cascade_metric_per_query(ext[0], ext[1], ext[2], ext[3], ext_offs,
+                                    args.position_weights, t, tie)
+
+
+def _summarise(values, has_relevant, policy, per_query, offs):
+    """The per-query values with the no-relevant policy applied, or their mean."""
+    if policy not in NO_RELEVANT_POLICIES:
+        raise ValueError(f"no_relevant must be one of {NO_RELEVANT_POLICIES} or None, got {policy!r}")
+    values = np.asarray(values, dtype=np.float64).copy()
+    values[~has_relevant] = {"one": 1.0, "zero": 0.0, "skip": np.nan}[policy]
+    values[np.diff(offs) == 0] = np.nan  # an empty query is no query: never part of a mean
+    if per_query:
+        return values
+    kept = values[~np.isnan(values)]
+    return float(kept.mean()) if kept.size else float("nan")
+
+
+def _per_query_sum(values, offs):
+    csum = np.concatenate(([0.0], np.cumsum(values)))
+    return csum[offs[1:]] - csum[offs[:-1]]
