@@ -4,13 +4,16 @@ for ``LGBMObjective``/``XGBObjective``, and the eval-metric definition behind ``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import metrics as _metrics
 from ..sglb import SGLB
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from ..objectives import Objective
 
 
 def as_scores(preds) -> np.ndarray:
@@ -130,7 +133,7 @@ class BoosterObjective:
     #: how to attach the callback, for the error raised when SGLB runs without it
     callback_hint = "pass callbacks=[adapter.callback()] to the training call"
 
-    def __init__(self, objective, sglb: SGLB | None = None) -> None:
+    def __init__(self, objective: Objective, sglb: SGLB | None = None) -> None:
         check_objective_and_sglb(objective, sglb)
         self.objective = objective
         self.sglb = sglb

@@ -65,7 +65,8 @@ class StochasticRankerBase(BaseEstimator):
 
     Fitted attributes: ``booster_`` (the booster's own model object, saved with its native
     ``save_model`` and loadable without this package), ``objective_``, ``best_iteration_``
-    (0-based index of the best round with early stopping, else ``None``), ``evals_result_``
+    (0-based index of the best round with early stopping, else ``None``; LightGBM's own
+    ``best_iteration`` counts from 1, XGBoost's and CatBoost's from 0), ``evals_result_``
     (``{"validation_0": {"NDCG@5": [...]}, ...}``), ``feature_importances_``,
     ``n_features_in_`` and ``feature_names_in_`` (when fitted on a DataFrame with string
     column names).

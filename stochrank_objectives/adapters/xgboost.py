@@ -276,6 +276,9 @@ class StochasticXGBRanker(StochasticRankerBase):
     ``xgb.Booster(model_file=...)`` without this package. XGBoost passes evaluation results
     through ``%f`` text, so ``evals_result_`` values are rounded to 6 decimals.
     ``feature_importances_`` is ``XGBRanker``'s default, the normalised ``"gain"``.
+
+    ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
+    are kept), the same convention as XGBoost's own ``Booster.best_iteration``.
     """
 
     _booster_name = "XGBoost"

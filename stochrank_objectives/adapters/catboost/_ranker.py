@@ -74,6 +74,9 @@ class StochasticCatBoostRanker(StochasticRankerBase):
     work without this package. Also after ``fit``: ``route_``, ``eval_metric_`` (the CatBoost
     string), ``best_score_``, ``n_gradient_evaluations_``, ``n_iterations_``, ``fit_seconds_``.
     ``feature_importances_`` is CatBoost's default (``PredictionValuesChange``).
+
+    ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
+    are kept), the same convention as CatBoost's own ``get_best_iteration()``.
     """
 
     _booster_name = "CatBoost"

@@ -60,6 +60,10 @@ class StochasticLGBMRanker(StochasticRankerBase):
     Python objective; under SGLB ``c^T`` is already in its leaves), so
     ``booster_.save_model(path)`` and ``lgb.Booster(model_file=path)`` work without this
     package. ``feature_importances_`` is LightGBM's default ``"split"`` count.
+
+    ``best_iteration_`` is 0-based (the index of the best round, as in the other rankers;
+    ``best_iteration_ + 1`` trees are kept), whereas LightGBM's own ``Booster.best_iteration``
+    counts from 1 (the number of trees kept): ``best_iteration_ == best_iteration - 1``.
     """
 
     _booster_name = "LightGBM"
