@@ -4,13 +4,16 @@ for ``LGBMObjective``/``XGBObjective``, and the eval-metric definition behind ``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import metrics as _metrics
 from ..sglb import SGLB
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from ..objectives import Objective
 
 
 def as_scores(preds) -> np.ndarray:
@@ -86,22 +89,99 @@ def objective_metric(objective) -> EvalMetric:
         return EvalMetric("NDCG", top)
 
 
+def check_objective(objective, name: str = "objective"):
+    """An object with ``grad_hess``, returned unchanged (else a ``TypeError`` naming it)."""
+    if not callable(getattr(objective, "grad_hess", None)):
+        raise TypeError(f"{name} must have a grad_hess(scores, labels, query_offsets, "
+                        f"iteration) method, got {type(objective).__name__}")
+    return objective
+
+
+def check_sglb(sglb, name: str = "sglb"):
+    """An :class:`~stochrank_objectives.sglb.SGLB` or None, returned unchanged."""
+    if sglb is not None and not isinstance(sglb, SGLB):
+        raise TypeError(f"{name} must be an SGLB instance or None, got {type(sglb).__name__}")
+    return sglb
+
+
 def check_objective_and_sglb(objective, sglb):
     """The adapters' constructor checks: a ``grad_hess`` objective and an optional SGLB."""
-    if not callable(getattr(objective, "grad_hess", None)):
-        raise TypeError("objective must have a grad_hess(scores, labels, query_offsets, "
-                        f"iteration) method, got {type(objective).__name__}")
-    if sglb is not None and not isinstance(sglb, SGLB):
-        raise TypeError(f"sglb must be an SGLB instance or None, got {type(sglb).__name__}")
+    check_objective(objective)
+    check_sglb(sglb)
+
+
+class BoosterObjective:
+    """What the LightGBM and XGBoost objectives share: the wrapped objective and SGLB schedule,
+    the iteration counter that keys the objective's noise, and pickling.
+
+    The iteration is the tree index in the current training run: set by the booster callback
+    before every tree (:meth:`sync_iteration`) or, without a callback, counted by the adapter
+    itself from 0 (SGLB needs the callback). A pickled adapter keeps only the objective and the
+    schedule; it is restored with a fresh counter (and :meth:`_restored` for the subclass's own
+    state).
+
+    Example::
+
+        adapter = XGBObjective(StochasticRank(top=5))   # a subclass
+        adapter.iteration(), adapter.iteration()        # 0, 1 (no callback)
+
+    Args:
+      objective: an object with ``grad_hess(scores, labels, query_offsets, iteration)``.
+      sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule.
+    """
+
+    #: how to attach the callback, for the error raised when SGLB runs without it
+    callback_hint = "pass callbacks=[adapter.callback()] to the training call"
+
+    def __init__(self, objective: Objective, sglb: SGLB | None = None) -> None:
+        check_objective_and_sglb(objective, sglb)
+        self.objective = objective
+        self.sglb = sglb
+        self._restored()
+
+    def _restored(self) -> None:
+        """Subclass state that is not pickled; the base resets the iteration counter."""
+        self.reset_iteration()
+
+    def reset_iteration(self) -> None:
+        """Start counting at 0 again, with no callback-set iteration."""
+        self._next_iteration = 0
+        self._synced_iteration: int | None = None
+
+    def sync_iteration(self, iteration: int | None) -> None:
+        """Set (by the callback, before every tree) or clear (``None``) the current iteration."""
+        self._synced_iteration = iteration
+
+    def iteration(self) -> int:
+        """The iteration of the gradient being computed: the callback's, else the own count."""
+        if self._synced_iteration is not None:
+            return self._synced_iteration
+        if self.sglb is not None:
+            raise RuntimeError("SGLB needs the adapter's callback, which sets each tree's "
+                               f"learning rate: {self.callback_hint}")
+        t = self._next_iteration
+        self._next_iteration += 1
+        return t
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.objective!r}, sglb={self.sglb!r})"
+
+    def __getstate__(self) -> dict:
+        return {"objective": self.objective, "sglb": self.sglb}
+
+    def __setstate__(self, state: dict) -> None:
+        self.objective = state["objective"]
+        self.sglb = state["sglb"]
+        self._restored()
 
 
 def objective_grad_hess(adapter, preds, labels, offsets):
     """``(grad, hess)`` of ``adapter.objective`` at the booster's raw scores ``preds``.
 
-    ``adapter`` carries ``objective``, ``sglb`` (or None) and ``_iteration()``. Objectives cache
-    their per-query constants by the contents of ``labels``/``offsets`` themselves.
+    ``adapter`` is a :class:`BoosterObjective` (``objective``, ``sglb``, ``iteration()``).
+    Objectives cache their per-query constants by the contents of ``labels``/``offsets``.
     """
-    t = adapter._iteration()
+    t = adapter.iteration()
     if adapter.sglb is None:
         grad, hess = adapter.objective.grad_hess(preds, labels, offsets, iteration=t)
     else:

@@ -4,90 +4,31 @@
 constructor (it only stores its arguments), parameter validation at ``fit``, booster aliases,
 query groups, eval sets, feature names, ``predict``/``score`` and scikit-learn's nested
 parameters and metadata routing. A booster subclass implements ``_fit_booster``,
-``_predict_raw`` and ``_importances``. No booster is imported here.
+``_predict_raw``, ``_importances`` and ``_valid_booster_params``. No booster is imported here.
+The arguments are checked by one constraints table (:mod:`._ranker_settings`), the data by
+:mod:`._ranker_inputs`, the booster parameters by :mod:`._booster_params`.
 """
 
 from __future__ import annotations
 
-import numbers
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 
-from ..groups import as_float_array, query_offsets_from_qid, query_offsets_from_sizes
-from ._common import EvalMetric, check_objective_and_sglb, objective_metric
+from ..groups import as_float_array
+from ._booster_params import ALIASES, check_known_names, refuse_aliases
+from ._common import EvalMetric, objective_metric
+from ._ranker_inputs import as_matrix, check_training_queries, column_names, query_offsets
+from ._ranker_settings import RANKER_CONSTRAINTS, FitSettings, default_objective
 
 if TYPE_CHECKING:  # only the type checker needs them
     from ..objectives import Objective
     from ..sglb import SGLB
 
-__all__ = ["StochasticRankerBase", "default_objective", "ALIASES"]
-
-#: Booster parameter names that duplicate a ranker argument: refused in every ranker, so that
-#: ``get_params``/``set_params`` and model selection see one name per setting.
-ALIASES = {
-    "learning_rate": ("eta", "shrinkage_rate"),
-    "n_estimators": ("num_boost_round", "num_round", "num_rounds", "nrounds", "num_iterations",
-                     "num_iteration", "n_iter", "num_tree", "num_trees", "iterations",
-                     "max_iter"),
-    "random_state": ("seed", "random_seed"),
-    "n_jobs": ("nthread", "nthreads", "num_threads", "num_thread", "thread_count"),
-    "early_stopping_rounds": ("early_stopping_round", "early_stopping", "n_iter_no_change",
-                              "od_wait"),
-    "eval_metric": ("metric", "metrics", "metric_types", "feval", "custom_metric"),
-    "objective": ("obj", "fobj", "loss", "loss_function", "objective_type", "app",
-                  "application"),
-    "verbose": ("verbosity", "verbose_eval", "logging_level", "silent"),
-}
-
-
-def default_objective():
-    """The objective of ``objective=None``: ``StochasticRank(metric="NDCG", top=5)``, the
-    package defaults otherwise (the README's recommended starting point)."""
-    from ..objectives import StochasticRank
-
-    return StochasticRank(metric="NDCG", top=5)
-
-
-def _offsets(n_rows: int, qid, group, where: str) -> np.ndarray:
-    """CSR query offsets from ``qid`` (one id per row, queries contiguous) or ``group`` sizes."""
-    if (qid is None) == (group is None):
-        raise ValueError(f"{where}: pass exactly one of qid= (one query id per row, the rows of "
-                         "a query contiguous) or group= (the number of rows of each query)")
-    if qid is not None:
-        qid = np.asarray(qid)
-        if qid.shape != (n_rows,):
-            raise ValueError(f"{where}: qid has shape {qid.shape}, expected ({n_rows},) (one "
-                             "query id per row of X)")
-        return query_offsets_from_qid(qid)
-    offsets = query_offsets_from_sizes(np.asarray(group).ravel())
-    if offsets[-1] != n_rows:
-        raise ValueError(f"{where}: group sizes sum to {offsets[-1]} but X has {n_rows} rows")
-    return offsets
-
-
-def _n_rows_cols(X, where: str):
-    shape = getattr(X, "shape", None)
-    if shape is None:
-        try:
-            shape = np.shape(np.asarray(X, dtype=object))
-        except (TypeError, ValueError):
-            shape = ()
-    if len(shape) != 2:
-        raise TypeError(f"{where} must be a 2-d array-like (array, DataFrame or list of rows), "
-                        f"got {type(X).__name__} of shape {tuple(shape)}")
-    return int(shape[0]), int(shape[1])
-
-
-def _column_names(X):
-    columns = getattr(X, "columns", None)
-    if columns is None:
-        return None
-    names = [str(c) if isinstance(c, str) else None for c in columns]
-    return None if None in names else np.asarray(names, dtype=object)
+__all__ = ["StochasticRankerBase", "default_objective", "ALIASES", "FitSettings"]
 
 
 class StochasticRankerBase(BaseEstimator):
@@ -124,7 +65,8 @@ class StochasticRankerBase(BaseEstimator):
 
     Fitted attributes: ``booster_`` (the booster's own model object, saved with its native
     ``save_model`` and loadable without this package), ``objective_``, ``best_iteration_``
-    (0-based index of the best round with early stopping, else ``None``), ``evals_result_``
+    (0-based index of the best round with early stopping, else ``None``; LightGBM's own
+    ``best_iteration`` counts from 1, XGBoost's and CatBoost's from 0), ``evals_result_``
     (``{"validation_0": {"NDCG@5": [...]}, ...}``), ``feature_importances_``,
     ``n_features_in_`` and ``feature_names_in_`` (when fitted on a DataFrame with string
     column names).
@@ -192,50 +134,28 @@ class StochasticRankerBase(BaseEstimator):
         return self
 
     # -- validation at fit -------------------------------------------------------------------
-    def _settings(self) -> dict:
+    #: argument -> check(value, name), run at fit (scikit-learn's convention)
+    _parameter_constraints = RANKER_CONSTRAINTS
+
+    def _fit_settings(self) -> FitSettings:
         """The checked arguments of one fit (the object itself is not changed)."""
         cls = type(self).__name__
-        objective = default_objective() if self.objective is None else self.objective
-        check_objective_and_sglb(objective, self.sglb)
-        n_estimators = self.n_estimators
-        if not isinstance(n_estimators, numbers.Integral) or isinstance(n_estimators, bool) \
-                or n_estimators < 1:
-            raise ValueError(f"n_estimators must be an integer >= 1, got {n_estimators!r}")
-        lr = self.learning_rate
-        if not isinstance(lr, numbers.Real) or isinstance(lr, bool) or not 0 < float(lr) < np.inf:
-            raise ValueError(f"learning_rate must be a positive number, got {lr!r}")
-        if self.sglb is not None:
-            self.sglb.check_learning_rate(lr)
-        seed = self.random_state
-        if seed is not None and (not isinstance(seed, numbers.Integral) or isinstance(seed, bool)
-                                 or not 0 <= int(seed) < 2 ** 31):
-            raise ValueError(f"random_state must be None or an integer in [0, 2**31), got "
-                             f"{seed!r} (a RandomState object is not supported: boosters take "
-                             "an integer seed)")
-        rounds = self.early_stopping_rounds
-        if rounds is not None and (not isinstance(rounds, numbers.Integral)
-                                   or isinstance(rounds, bool) or rounds < 1):
-            raise ValueError(f"early_stopping_rounds must be None or an integer >= 1, got "
-                             f"{rounds!r}")
-        verbose = self.verbose
-        if not isinstance(verbose, numbers.Integral) or verbose < 0:
-            raise ValueError(f"verbose must be a bool or a period >= 0, got {verbose!r}")
+        checked = {name: check(getattr(self, name), name)
+                   for name, check in self._parameter_constraints.items()}
+        if checked["sglb"] is not None:
+            checked["sglb"].check_learning_rate(checked["learning_rate"])
         params = dict(self._other_params)
-        for canonical, aliases in ALIASES.items():
-            for alias in aliases:
-                if alias in params and alias not in self._allowed_aliases:
-                    raise ValueError(
-                        f"{alias}={params[alias]!r} is an alias of the ranker's {canonical} "
-                        f"argument: pass {canonical}=... to {cls} instead (the aliases are "
-                        "refused so that get_params, set_params and model selection see one "
-                        "name per setting)")
+        refuse_aliases(params, cls, self._allowed_aliases)
         for name, fix in self._owned_params.items():
             if name in params:
                 raise ValueError(f"{name}={params[name]!r} is set by {cls} itself: {fix}")
-        return dict(objective=objective, sglb=self.sglb, n_estimators=int(n_estimators),
-                    learning_rate=float(lr), random_state=None if seed is None else int(seed),
-                    eval_metric=self._eval_metric(objective), early_stopping_rounds=rounds,
-                    n_jobs=self._threads(), verbose=int(verbose), params=params)
+        self._check_booster_params(params)
+        checked["eval_metric"] = self._eval_metric(checked["objective"])
+        return FitSettings(**checked, params=params)
+
+    def _check_booster_params(self, params: dict) -> None:
+        """Refuse a name the booster does not know (a misspelling would be ignored)."""
+        check_known_names(params, self._valid_booster_params(), self._booster_name)
 
     def _eval_metric(self, objective) -> EvalMetric:
         metric = self.eval_metric
@@ -247,15 +167,6 @@ class StochasticRankerBase(BaseEstimator):
             return EvalMetric.from_string(metric)
         raise TypeError(f"eval_metric must be None, a string like 'NDCG@5' or an EvalMetric, "
                         f"got {type(metric).__name__}")
-
-    def _threads(self):
-        n_jobs = self.n_jobs
-        if n_jobs is None:
-            return None
-        if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool) or n_jobs == 0:
-            raise ValueError(f"n_jobs must be None, a positive number of threads or -1 (all "
-                             f"cores), got {n_jobs!r}")
-        return int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
 
     # -- fit / predict / score ---------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
@@ -273,12 +184,30 @@ class StochasticRankerBase(BaseEstimator):
         Returns:
           ``self``.
         """
-        settings = self._settings()
-        n_rows, n_cols = _n_rows_cols(X, "X")
+        try:
+            self._fit(X, y, qid, group, eval_set)
+        except BaseException:
+            # never half-updated: no fitted attribute of the old model beside the new data's
+            self._forget_fit()
+            raise
+        return self
+
+    def _forget_fit(self) -> None:
+        for name in [name for name in vars(self) if name.endswith("_")
+                     and not name.startswith("_")]:
+            delattr(self, name)
+
+    def _fit(self, X, y, qid, group, eval_set) -> None:
+        settings = self._fit_settings()
+        X, n_rows, n_cols = as_matrix(X, "X")
+        if n_rows == 0:
+            raise ValueError("X has 0 rows: fit needs at least one query of two or more "
+                             "documents")
         labels = as_float_array(y, "y", n_rows)
         if np.any(labels < 0):
             raise ValueError("y must be non-negative relevance labels")
-        offsets = _offsets(n_rows, qid, group, "fit")
+        offsets = query_offsets(n_rows, qid, group, "fit")
+        check_training_queries(labels, offsets)
         evals = []
         if eval_set is not None:
             if not isinstance(eval_set, (list, tuple)) or (
@@ -291,33 +220,31 @@ class StochasticRankerBase(BaseEstimator):
                                     if hasattr(item, "__len__") else
                                     f"eval_set[{i}] must be an (X, y, qid) tuple")
                 Xi, yi, qi = item
-                ni, ci = _n_rows_cols(Xi, f"eval_set[{i}] X")
+                Xi, ni, ci = as_matrix(Xi, f"eval_set[{i}] X")
                 if ci != n_cols:
                     raise ValueError(f"eval_set[{i}] X has {ci} features, X has {n_cols}")
                 evals.append((Xi, as_float_array(yi, f"eval_set[{i}] y", ni),
-                              _offsets(ni, qi, None, f"eval_set[{i}]")))
-        if settings["early_stopping_rounds"] is not None and not evals:
+                              query_offsets(ni, qi, None, f"eval_set[{i}]")))
+        if settings.early_stopping_rounds is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set=[(X, y, qid)] to watch")
-        for name in ("feature_names_in_",):
-            self.__dict__.pop(name, None)
-        names = _column_names(X)
+        self._forget_fit()
+        names = column_names(X)
         if names is not None:
             self.feature_names_in_ = names
         self.n_features_in_ = n_cols
-        self.objective_ = settings["objective"]
+        self.objective_ = settings.objective
         self.evals_result_: dict = {}
         self.best_iteration_ = None
         self._fit_booster(X, labels, offsets, evals, settings)
-        return self
 
     def _check_predict_X(self, X):
         if not hasattr(self, "booster_"):
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        _, n_cols = _n_rows_cols(X, "X")
+        X, _, n_cols = as_matrix(X, "X")
         if n_cols != self.n_features_in_:
             raise ValueError(f"X has {n_cols} features, but {type(self).__name__} was fitted "
                              f"with {self.n_features_in_} features")
-        names = _column_names(X)
+        names = column_names(X)
         fitted = getattr(self, "feature_names_in_", None)
         if names is not None and fitted is not None and not np.array_equal(names, fitted):
             raise ValueError(f"feature_names mismatch: X has columns {list(names)}, the ranker "
@@ -339,7 +266,7 @@ class StochasticRankerBase(BaseEstimator):
         """
         scores = self.predict(X)
         labels = as_float_array(y, "y", scores.shape[0])
-        offsets = _offsets(scores.shape[0], qid, group, "score")
+        offsets = query_offsets(scores.shape[0], qid, group, "score")
         return objective_metric(self.objective_).value(scores, labels, offsets)
 
     @property
@@ -362,7 +289,12 @@ class StochasticRankerBase(BaseEstimator):
         return tags
 
     # -- booster hooks -----------------------------------------------------------------------
-    def _fit_booster(self, X, y, offsets, evals, settings):  # pragma: no cover - abstract
+    def _fit_booster(self, X, y, offsets: np.ndarray, evals: list,
+                     settings: FitSettings) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _valid_booster_params(self) -> Iterable[str]:  # pragma: no cover - abstract
+        """Every booster parameter name the booster (and the ranker) accepts."""
         raise NotImplementedError
 
     def _predict_raw(self, X):  # pragma: no cover - abstract

@@ -40,6 +40,7 @@ under SGLB it is the starting point ``F_0`` and is shrunk as well. Sample weight
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import TYPE_CHECKING
@@ -48,7 +49,7 @@ import numpy as np
 import xgboost as xgb
 
 from ..sglb import SGLB
-from ._common import EvalMetric, as_scores, check_objective_and_sglb, objective_grad_hess
+from ._common import BoosterObjective, EvalMetric, as_scores, objective_grad_hess
 from ._ranker import StochasticRankerBase
 
 if TYPE_CHECKING:  # only the type checker needs it
@@ -83,7 +84,7 @@ def _grouped(dmat, n_preds: int, where: str):
     return labels, offsets
 
 
-class XGBObjective:
+class XGBObjective(BoosterObjective):
     """An XGBoost custom objective ``obj(predt, dtrain)`` wrapping a ``grad_hess`` objective.
 
     Example::
@@ -97,26 +98,7 @@ class XGBObjective:
         ``callbacks=[adapter.callback()]`` to ``xgb.train``.
     """
 
-    def __init__(self, objective: Objective, sglb: SGLB | None = None) -> None:
-        check_objective_and_sglb(objective, sglb)
-        self.objective = objective
-        self.sglb = sglb
-        self._reset()
-
-    def _reset(self):
-        self._next_iteration = 0
-        self._synced_iteration = None
-
-    def __repr__(self) -> str:
-        return f"XGBObjective({self.objective!r}, sglb={self.sglb!r})"
-
-    def __getstate__(self):
-        return {"objective": self.objective, "sglb": self.sglb}
-
-    def __setstate__(self, state):
-        self.objective = state["objective"]
-        self.sglb = state["sglb"]
-        self._reset()
+    callback_hint = "xgb.train(..., obj=obj, callbacks=[obj.callback()])"
 
     def __call__(self, predt: np.ndarray, dtrain: xgb.DMatrix) -> tuple[np.ndarray, np.ndarray]:
         predt = as_scores(predt)
@@ -127,16 +109,6 @@ class XGBObjective:
                              "objectives; build the DMatrix without weight=")
         labels, offsets = _grouped(dtrain, predt.shape[0], "training")
         return objective_grad_hess(self, predt, labels, offsets)
-
-    def _iteration(self) -> int:
-        if self._synced_iteration is not None:
-            return self._synced_iteration
-        if self.sglb is not None:
-            raise RuntimeError("SGLB needs the adapter's callback, which sets each tree's "
-                               "learning rate: xgb.train(..., obj=obj, callbacks=[obj.callback()])")
-        t = self._next_iteration
-        self._next_iteration += 1
-        return t
 
     def callback(self) -> xgb.callback.TrainingCallback:
         """A ``TrainingCallback``: iteration index, SGLB learning rate, SGLB finalisation."""
@@ -202,7 +174,7 @@ class _XGBCallback(xgb.callback.TrainingCallback):
         self._adapter = adapter
 
     def before_training(self, model):
-        self._adapter._reset()
+        self._adapter.reset_iteration()
         return model
 
     def before_iteration(self, model, epoch, evals_log) -> bool:
@@ -219,11 +191,11 @@ class _XGBCallback(xgb.callback.TrainingCallback):
                 raise ValueError("SGLB cannot continue training from xgb_model: the existing "
                                  "trees are not in the shrunk parametrisation")
             model.set_param("learning_rate", str(sglb.learning_rate_at(epoch)))
-        self._adapter._synced_iteration = epoch
+        self._adapter.sync_iteration(epoch)
         return False
 
     def after_training(self, model):
-        self._adapter._synced_iteration = None
+        self._adapter.sync_iteration(None)
         if self._adapter.sglb is not None:
             return self._adapter.finalize(model)
         return model
@@ -253,6 +225,30 @@ class XGBMetric(EvalMetric):
         return self.name, self.value(predt, labels, offsets)
 
 
+def _string_keys(config, names: set) -> set:
+    # the parameters are the string-valued entries of the JSON config, at any depth
+    items = config.items() if isinstance(config, dict) else enumerate(config)
+    for key, value in items:
+        if isinstance(value, str) and isinstance(key, str):
+            names.add(key)
+        elif isinstance(value, (dict, list)):
+            _string_keys(value, names)
+    return names
+
+
+@functools.lru_cache(maxsize=1)
+def xgboost_parameter_names() -> frozenset:
+    """Every training parameter name XGBoost knows, read from the JSON configuration
+    (``Booster.save_config``) of each kind of booster and tree method on a 4-row matrix."""
+    data = xgb.DMatrix(np.arange(8.0).reshape(4, 2), np.arange(4.0))
+    names: set = set()
+    for params in ({"tree_method": "hist"}, {"tree_method": "approx"}, {"tree_method": "exact"},
+                   {"booster": "dart"}, {"booster": "gblinear", "updater": "coord_descent"}):
+        booster = xgb.train(dict(params, nthread=1), data, 0)
+        _string_keys(json.loads(booster.save_config()), names)
+    return frozenset(names)
+
+
 def _dmatrix(X, y=None, offsets=None, feature_names=None) -> xgb.DMatrix:
     qid = None if offsets is None else np.repeat(np.arange(offsets.size - 1, dtype=np.int64),
                                                  np.diff(offsets))
@@ -280,24 +276,30 @@ class StochasticXGBRanker(StochasticRankerBase):
     ``xgb.Booster(model_file=...)`` without this package. XGBoost passes evaluation results
     through ``%f`` text, so ``evals_result_`` values are rounded to 6 decimals.
     ``feature_importances_`` is ``XGBRanker``'s default, the normalised ``"gain"``.
+
+    ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
+    are kept), the same convention as XGBoost's own ``Booster.best_iteration``.
     """
 
     _booster_name = "XGBoost"
     _owned_params = {"disable_default_eval_metric": "the ranker disables XGBoost's default "
                      "metric itself; use eval_metric="}
 
+    def _valid_booster_params(self):
+        return xgboost_parameter_names()
+
     def _fit_booster(self, X, y, offsets, evals, s):
-        params = dict(DEFAULT_PARAMS, learning_rate=s["learning_rate"])
-        if s["random_state"] is not None:
-            params["seed"] = s["random_state"]
-        if s["n_jobs"] is not None:
-            params["nthread"] = s["n_jobs"]
-        params.update(s["params"])
-        n_rounds = s["n_estimators"]
-        if s["sglb"] is not None:
-            s["sglb"].check_iterations(n_rounds, np.float32)
-        adapter = XGBObjective(s["objective"], sglb=s["sglb"])
-        m = s["eval_metric"]
+        params = dict(DEFAULT_PARAMS, learning_rate=s.learning_rate)
+        if s.random_state is not None:
+            params["seed"] = s.random_state
+        if s.n_jobs is not None:
+            params["nthread"] = s.n_jobs
+        params.update(s.params)
+        n_rounds = s.n_estimators
+        if s.sglb is not None:
+            s.sglb.check_iterations(n_rounds, np.float32)
+        adapter = XGBObjective(s.objective, sglb=s.sglb)
+        m = s.eval_metric
         metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
         names = None if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
@@ -307,11 +309,11 @@ class StochasticXGBRanker(StochasticRankerBase):
         history = {}
         booster = xgb.train(params, dtrain, n_rounds, evals=dvalid, obj=adapter,
                             custom_metric=metric if dvalid else None, maximize=True,
-                            early_stopping_rounds=s["early_stopping_rounds"],
-                            evals_result=history, verbose_eval=s["verbose"] or False,
+                            early_stopping_rounds=s.early_stopping_rounds,
+                            evals_result=history, verbose_eval=s.verbose or False,
                             callbacks=[adapter.callback()])
         best = booster.attr("best_iteration")
-        if s["early_stopping_rounds"] is not None and best is not None:
+        if s.early_stopping_rounds is not None and best is not None:
             self.best_iteration_ = int(best)
             if int(best) + 1 < booster.num_boosted_rounds():
                 # keep exactly the selected trees, so that a saved model predicts the same

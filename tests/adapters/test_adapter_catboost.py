@@ -259,17 +259,19 @@ def test_layout_guard_stops_a_permuted_pointer_fit(ranking):
     assert "contiguous" in adapter.layout_error
 
 
-def test_layout_guard_failure_retrains_on_the_per_tree_route(ranking):
+def test_layout_guard_failure_retrains_on_the_per_tree_route(ranking, monkeypatch):
     X, y, qid = ranking
     df = _with_category(X)
+    from stochrank_objectives.adapters.catboost import _ranker as catboost_ranker
 
-    class Unguarded(StochasticCatBoostRanker):  # skips the static has_time check
-        def _resolve(self, settings, metric, n_rows, has_cat, route):
-            params, _, noise = super()._resolve(settings, metric, n_rows, has_cat, route)
-            return params, "pointer", noise
+    def unguarded(*args):  # skips the static has_time check
+        params, _, noise = resolve(*args)
+        return params, "pointer", noise
 
-    ranker = Unguarded(StochasticRank(top=5), n_estimators=3, depth=3, n_jobs=2,
-                       cat_features=["cat"])
+    resolve = catboost_ranker.resolve
+    monkeypatch.setattr(catboost_ranker, "resolve", unguarded)
+    ranker = StochasticCatBoostRanker(StochasticRank(top=5), n_estimators=3, depth=3, n_jobs=2,
+                                      cat_features=["cat"])
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "categorical features without has_time")
         with pytest.warns(RuntimeWarning, match="layout guard"):

@@ -90,7 +90,7 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
         adapter.iteration = t
         adapter.serve(scores)
         if t > 0:  # tree 0 starts from 0 without a baseline (so eval sets need none)
-            learn.set_baseline(adapter._pass_scores32)
+            learn.set_baseline(adapter.served_baseline)
         tree = CatBoost(dict(p, iterations=1, random_seed=(seed + t) % 2 ** 32,
                              loss_function=adapter))
         tree.fit(learn, eval_set=eval_pools if (t == 0 and eval_pools) else None)

@@ -142,6 +142,12 @@ class CatBoostObjective:
             self._pass_scores32 = scores.astype(np.float32).astype(np.float64)
             self._pass_ders = self.derivatives(scores)
 
+    @property
+    def served_baseline(self) -> np.ndarray:
+        """Per-tree route: the scores of the last :meth:`serve` rounded as CatBoost keeps a
+        baseline (float32), as float64: the baseline to set on the learn pool."""
+        return self._pass_scores32
+
     # -- the CatBoost protocol --------------------------------------------------------------
     def after_iteration(self, info: Any) -> bool:
         with self._lock:

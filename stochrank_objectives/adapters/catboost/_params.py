@@ -11,8 +11,9 @@ from ...metric_spec import MetricSpec
 from ._sglb import catboost_langevin
 from .._common import EvalMetric
 
-if TYPE_CHECKING:  # only the type checker needs it
+if TYPE_CHECKING:  # only the type checker needs them
     from ...objectives import Objective
+    from .._ranker_settings import FitSettings
 
 _TARGET_CTRS = ("Borders", "Buckets", "BinarizedTargetMeanValue", "FloatTargetMeanValue")
 ROUTES = ("auto", "pointer", "per_tree")
@@ -88,24 +89,6 @@ def group_index(query_offsets: np.ndarray) -> np.ndarray:
                      np.diff(query_offsets))
 
 
-def features(X, what: str):
-    """Features for a Pool: arrays and DataFrames as given, other array-likes (lists of rows)
-    through numpy (an object array when they hold strings, e.g. categorical columns)."""
-    if hasattr(X, "shape"):
-        return X
-    try:
-        array = np.asarray(X)
-        if array.dtype.kind in "USO":
-            array = np.asarray(X, dtype=object)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} must be a 2-d array-like (array, DataFrame or list of rows), "
-                        f"got {type(X).__name__}: {exc}") from None
-    if array.ndim != 2:
-        raise TypeError(f"{what} must be a 2-d array-like (array, DataFrame or list of rows), "
-                        f"got {type(X).__name__} of shape {array.shape}")
-    return array
-
-
 def check_label_domain(objective, labels: np.ndarray, what: str) -> None:
     """The objective's label-domain check (e.g. ERR/PFound probabilities in [0, 1]) before
     CatBoost starts, so that it surfaces as a ValueError naming the field, not as a
@@ -156,11 +139,11 @@ def strip_hints(metric: str) -> str:
     return name + (":" + ";".join(kept) if kept else "")
 
 
-def resolve(settings: dict, metric: str, n_rows: int, has_cat: bool, route: str):
+def resolve(settings: FitSettings, metric: str, n_rows: int, has_cat: bool, route: str):
     """CatBoost parameters, the route and the SGLB noise source for one fit.
 
     Args:
-      settings: the ranker's checked settings (``StochasticRankerBase._settings``).
+      settings: the ranker's checked settings (a ``FitSettings``).
       metric: the CatBoost eval-metric string.
       n_rows: learn rows; has_cat: categorical features given; route: the ``route`` parameter.
 
@@ -169,7 +152,7 @@ def resolve(settings: dict, metric: str, n_rows: int, has_cat: bool, route: str)
     """
     if route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
-    p = dict(settings["params"])
+    p = dict(settings.params)
     if str(p.get("task_type", "CPU")).upper() != "CPU":
         raise ValueError("CatBoost runs Python objectives on CPU only (task_type='CPU')")
     for name in ("text_features", "embedding_features"):
@@ -188,13 +171,13 @@ def resolve(settings: dict, metric: str, n_rows: int, has_cat: bool, route: str)
         else:
             p["bootstrap_type"] = "Bernoulli"
             p.setdefault("subsample", 0.8)
-    p["iterations"] = settings["n_estimators"]
-    p["learning_rate"] = settings["learning_rate"]
-    p["random_seed"] = settings["random_state"] or 0
-    if settings["n_jobs"] is not None:
-        p["thread_count"] = settings["n_jobs"]
+    p["iterations"] = settings.n_estimators
+    p["learning_rate"] = settings.learning_rate
+    p["random_seed"] = settings.random_state or 0
+    if settings.n_jobs is not None:
+        p["thread_count"] = settings.n_jobs
     p.setdefault("allow_writing_files", False)
-    p["verbose"] = settings["verbose"] or False
+    p["verbose"] = settings.verbose or False
     p["eval_metric"] = skip_train(metric)
     if "custom_metric" in p:
         cm = p["custom_metric"]
@@ -210,7 +193,7 @@ def resolve(settings: dict, metric: str, n_rows: int, has_cat: bool, route: str)
         if not any(k in p for k in ("simple_ctr", "combinations_ctr", "per_feature_ctr")):
             p["simple_ctr"] = ["Counter"]
             p["combinations_ctr"] = ["Counter"]
-    noise = catboost_langevin(p, n_rows, p["learning_rate"], p["random_seed"], settings["sglb"])
+    noise = catboost_langevin(p, n_rows, p["learning_rate"], p["random_seed"], settings.sglb)
     if has_cat and not p.get("has_time", False):
         if route == "pointer":
             raise ValueError("route='pointer' needs has_time=True with categorical features "

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import re
 import time
 import warnings
+from functools import lru_cache
 
 import numpy as np
-from catboost import CatBoostError, Pool
+from catboost import CatBoostError, CatBoostRanker, Pool
+from catboost._catboost import _check_train_params as check_train_params
 
+from .._booster_params import check_known_names
 from .._common import EvalMetric
 from .._ranker import StochasticRankerBase
 from ._fit import detached, fit_per_tree, fit_pointer
@@ -17,13 +23,22 @@ from ._params import (
     catboost_metric,
     check_label_domain,
     eval_labels,
-    features,
     group_index,
     resolve,
     strip_hints,
 )
 
 __all__ = ["StochasticCatBoostRanker"]
+
+#: the ranker's own parameters among the booster parameters (not CatBoost options)
+RANKER_ONLY_PARAMS = frozenset({"route", "cat_features", "callbacks"})
+
+
+@lru_cache(maxsize=1)
+def catboost_parameter_names() -> frozenset:
+    """CatBoost's option names as its scikit-learn classes spell them (the suggestions offered
+    for a misspelt name; CatBoost itself decides which names are unknown)."""
+    return frozenset(inspect.signature(CatBoostRanker.__init__).parameters) - {"self"}
 
 
 class StochasticCatBoostRanker(StochasticRankerBase):
@@ -59,6 +74,9 @@ class StochasticCatBoostRanker(StochasticRankerBase):
     work without this package. Also after ``fit``: ``route_``, ``eval_metric_`` (the CatBoost
     string), ``best_score_``, ``n_gradient_evaluations_``, ``n_iterations_``, ``fit_seconds_``.
     ``feature_importances_`` is CatBoost's default (``PredictionValuesChange``).
+
+    ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
+    are kept), the same convention as CatBoost's own ``get_best_iteration()``.
     """
 
     _booster_name = "CatBoost"
@@ -78,30 +96,45 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                 return metric  # a CatBoost metric string, e.g. "NDCG:top=5;type=Base"
         return super()._eval_metric(objective)
 
+    def _valid_booster_params(self):
+        return catboost_parameter_names() | RANKER_ONLY_PARAMS
+
+    def _check_booster_params(self, params):
+        # CatBoost's own check of the option names, before any work (it would raise at fit)
+        options = {k: v for k, v in params.items() if k not in RANKER_ONLY_PARAMS}
+        try:
+            check_train_params(options)
+        except CatBoostError as exc:
+            unknown = re.search(r"Unknown option \{(\w+)\}", str(exc))
+            if unknown is None:
+                return  # a bad value: CatBoost's own error at fit names it
+            name = unknown.group(1)
+            check_known_names({name: params.get(name)}, self._valid_booster_params() - {name},
+                              self._booster_name)
+
     def _fit_booster(self, X, y, offsets, evals, s):
-        params = dict(s["params"])
+        params = dict(s.params)
         route = params.pop("route", "auto")
         cat_features = params.pop("cat_features", None)
         callbacks = params.pop("callbacks", None)
         has_cat = bool(cat_features is not None and len(cat_features))
-        X = features(X, "X")
-        check_label_domain(s["objective"], y, "y")
-        metric, spec, display = catboost_metric(s["eval_metric"])
-        params, route_used, noise = self._resolve(dict(s, params=params), metric, len(y),
-                                                  has_cat, route)
+        check_label_domain(s.objective, y, "y")
+        metric, spec, display = catboost_metric(s.eval_metric)
+        params, route_used, noise = resolve(dataclasses.replace(s, params=params), metric,
+                                            len(y), has_cat, route)
         pools = []
         for i, (Xi, yi, oi) in enumerate(evals):
             if spec is not None:
                 check_label_domain(_WithSpec(spec), yi, f"eval_set[{i}] y")
-            pools.append(Pool(features(Xi, f"eval_set[{i}] X"), label=eval_labels(spec, yi),
+            pools.append(Pool(Xi, label=eval_labels(spec, yi),
                               group_id=group_index(oi), cat_features=cat_features))
-        rounds = s["early_stopping_rounds"]
+        rounds = s.early_stopping_rounds
         use_best = rounds is not None
         learn = Pool(X, label=encode_row_index(len(y)), group_id=group_index(offsets),
                      cat_features=cat_features)
         self._cat_features = cat_features
         started = time.perf_counter()
-        adapter = CatBoostObjective(s["objective"], y, offsets, sglb=noise, route="pointer")
+        adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="pointer")
         if route_used == "pointer":
             try:
                 model, history, best = fit_pointer(adapter, learn, pools, params, rounds,
@@ -118,7 +151,7 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         if route_used == "per_tree":
             if callbacks:
                 raise ValueError("callbacks are not supported on the per-tree route")
-            adapter = CatBoostObjective(s["objective"], y, offsets, sglb=noise, route="per_tree")
+            adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="per_tree")
             model, history, best = fit_per_tree(adapter, X, learn, cat_features, pools, params,
                                                 rounds, use_best)
         self.fit_seconds_ = time.perf_counter() - started
@@ -139,13 +172,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         adapter.release()
         self.booster_ = detached(model)
 
-    def _resolve(self, settings, metric, n_rows, has_cat, route):
-        """CatBoost parameters, route and SGLB noise of one fit (:func:`._params.resolve`)."""
-        return resolve(settings, metric, n_rows, has_cat, route)
-
     def _predict_raw(self, X):
-        data = X if isinstance(X, Pool) else Pool(features(X, "X"),
-                                                  cat_features=self._cat_features)
+        data = X if isinstance(X, Pool) else Pool(X, cat_features=self._cat_features)
         return self.booster_.predict(data, prediction_type="RawFormulaVal")
 
     def _importances(self):

@@ -10,6 +10,7 @@ import lightgbm as lgb
 import numpy as np
 
 from ...sglb import SGLB
+from .._booster_params import LEARNING_RATE_NAMES
 
 # Set by the SGLB callback on the Booster it trains: the token of the adapter (hub) that trained
 # it. A Python attribute, so a model loaded from a file or string never has it (kept by pickle).
@@ -32,16 +33,13 @@ class Hub:
 
     def sync(self, iteration):
         for adapter in list(self._members):
-            adapter._synced_iteration = iteration
-
-
-_LEARNING_RATE_ALIASES = ("learning_rate", "shrinkage_rate", "eta")
+            adapter.sync_iteration(iteration)
 
 
 def _check_learning_rate(params, sglb: SGLB) -> None:
     """Under SGLB the callback sets the per-tree learning rate from ``sglb.learning_rate``; a
     different rate set on the booster would otherwise be replaced without a word."""
-    for name in _LEARNING_RATE_ALIASES:
+    for name in LEARNING_RATE_NAMES:
         if name in params and float(params[name]) != sglb.learning_rate:
             raise ValueError(f"the booster's {name}={params[name]} differs from "
                              f"sglb.learning_rate={sglb.learning_rate}: set the same value in "

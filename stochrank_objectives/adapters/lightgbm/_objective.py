@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import lightgbm as lgb
 
-from ...sglb import SGLB
-from .._common import as_scores, check_objective_and_sglb, objective_grad_hess
+from .._common import BoosterObjective, as_scores, objective_grad_hess
 from ._callback import TRAINED_ATTR, Hub, LGBMCallback
 from ._inputs import MISSING, call_arguments, grouped
 
@@ -14,7 +13,7 @@ __all__ = ["LGBMObjective"]
 _FINAL_ATTR = "_stochrank_sglb_final_scale"
 
 
-class LGBMObjective:
+class LGBMObjective(BoosterObjective):
     """A LightGBM custom objective wrapping any ``grad_hess`` objective of this package.
 
     Callable both as ``fobj(preds, train_data)`` (``lgb.train``, ``params["objective"]``) and as
@@ -31,20 +30,14 @@ class LGBMObjective:
         ``callbacks=[adapter.callback()]`` and call :meth:`finalize` after training.
     """
 
-    def __init__(self, objective, sglb: SGLB | None = None):
-        check_objective_and_sglb(objective, sglb)
-        self.objective = objective
-        self.sglb = sglb
+    callback_hint = ("lgb.train(..., callbacks=[obj.callback()]) or "
+                     "LGBMRanker(...).fit(..., callbacks=[obj.callback()])")
+
+    def _restored(self) -> None:
+        # a new or unpickled adapter starts its own hub (deep copies share the original's)
         self._hub = Hub()
         self._hub.add(self)
-        self._reset()
-
-    def _reset(self):
-        self._next_iteration = 0     # used when no callback drives the iteration
-        self._synced_iteration = None  # set by the callback before every tree
-
-    def __repr__(self) -> str:
-        return f"LGBMObjective({self.objective!r}, sglb={self.sglb!r})"
+        super()._restored()
 
     # LightGBM deep-copies params (and so this object) at the start of every training run. A
     # copy starts counting iterations at 0 and joins the hub, so that the callback (made from
@@ -56,19 +49,9 @@ class LGBMObjective:
         new.objective = self.objective
         new.sglb = self.sglb
         new._hub = self._hub
-        new._reset()
+        new.reset_iteration()
         new._hub.add(new)
         return new
-
-    def __getstate__(self):
-        return {"objective": self.objective, "sglb": self.sglb}
-
-    def __setstate__(self, state):
-        self.objective = state["objective"]
-        self.sglb = state["sglb"]
-        self._hub = Hub()
-        self._hub.add(self)
-        self._reset()
 
     # -- the objective -----------------------------------------------------------------------
     def __call__(self, preds_or_y_true, train_data_or_y_pred, weight=MISSING, group=MISSING):
@@ -83,18 +66,6 @@ class LGBMObjective:
                              "objectives; train without weight= / sample_weight=")
         labels, offsets = grouped(labels, sizes, preds.shape[0], "training data")
         return objective_grad_hess(self, preds, labels, offsets)
-
-    def _iteration(self) -> int:
-        if self._synced_iteration is not None:
-            return self._synced_iteration
-        if self.sglb is not None:
-            raise RuntimeError(
-                "SGLB needs the adapter's callback, which sets each tree's learning rate: "
-                "lgb.train(..., callbacks=[obj.callback()]) or "
-                "LGBMRanker(...).fit(..., callbacks=[obj.callback()])")
-        t = self._next_iteration
-        self._next_iteration += 1
-        return t
 
     # -- callback and finalisation -----------------------------------------------------------
     def callback(self):

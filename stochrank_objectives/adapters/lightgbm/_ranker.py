@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import lightgbm as lgb
 import numpy as np
 
@@ -10,6 +12,13 @@ from ._metric import LGBMMetric
 from ._objective import LGBMObjective
 
 __all__ = ["StochasticLGBMRanker"]
+
+
+@functools.lru_cache(maxsize=1)
+def lightgbm_parameter_names() -> frozenset:
+    """Every parameter name LightGBM knows, canonical and aliases, read from LightGBM itself."""
+    aliases = lgb.basic._ConfigAliases._get_all_param_aliases()
+    return frozenset(aliases) | frozenset(name for names in aliases.values() for name in names)
 
 
 class _LastSetEarlyStopping:
@@ -51,39 +60,45 @@ class StochasticLGBMRanker(StochasticRankerBase):
     Python objective; under SGLB ``c^T`` is already in its leaves), so
     ``booster_.save_model(path)`` and ``lgb.Booster(model_file=path)`` work without this
     package. ``feature_importances_`` is LightGBM's default ``"split"`` count.
+
+    ``best_iteration_`` is 0-based (the index of the best round, as in the other rankers;
+    ``best_iteration_ + 1`` trees are kept), whereas LightGBM's own ``Booster.best_iteration``
+    counts from 1 (the number of trees kept): ``best_iteration_ == best_iteration - 1``.
     """
 
     _booster_name = "LightGBM"
 
+    def _valid_booster_params(self):
+        return lightgbm_parameter_names()
+
     def _fit_booster(self, X, y, offsets, evals, s):
-        adapter = LGBMObjective(s["objective"], sglb=s["sglb"])
-        params = {"objective": adapter, "learning_rate": s["learning_rate"], "verbose": -1,
+        adapter = LGBMObjective(s.objective, sglb=s.sglb)
+        params = {"objective": adapter, "learning_rate": s.learning_rate, "verbose": -1,
                   "metric": "None"}
-        if s["random_state"] is not None:
-            params["seed"] = s["random_state"]
-        if s["n_jobs"] is not None:
-            params["num_threads"] = s["n_jobs"]
-        params.update(s["params"])
+        if s.random_state is not None:
+            params["seed"] = s.random_state
+        if s.n_jobs is not None:
+            params["num_threads"] = s.n_jobs
+        params.update(s.params)
         feature_name = "auto" if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
         train = lgb.Dataset(X, y, group=np.diff(offsets), feature_name=feature_name)
         valid = [lgb.Dataset(Xi, yi, group=np.diff(oi), reference=train)
                  for Xi, yi, oi in evals]
         names = [f"validation_{i}" for i in range(len(evals))]
-        metric = LGBMMetric(s["eval_metric"].metric, s["eval_metric"].k,
-                            ties=s["eval_metric"].ties, name=s["eval_metric"].name,
-                            **s["eval_metric"].options)
+        m = s.eval_metric
+        metric = LGBMMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
         history = {}
         callbacks = [adapter.callback(), lgb.record_evaluation(history)]
-        if evals and s["verbose"]:
-            callbacks.append(lgb.log_evaluation(s["verbose"]))
-        if s["early_stopping_rounds"] is not None:
-            callbacks.append(_LastSetEarlyStopping(s["early_stopping_rounds"], names[-1],
+        if evals and s.verbose:
+            callbacks.append(lgb.log_evaluation(s.verbose))
+        if s.early_stopping_rounds is not None:
+            callbacks.append(_LastSetEarlyStopping(s.early_stopping_rounds, names[-1],
                                                    metric.name))
-        booster = lgb.train(params, train, num_boost_round=s["n_estimators"], valid_sets=valid,
+        booster = lgb.train(params, train, num_boost_round=s.n_estimators, valid_sets=valid,
                             valid_names=names, feval=metric if evals else None,
                             callbacks=callbacks)
-        if s["early_stopping_rounds"] is not None:
+        if s.early_stopping_rounds is not None:
             self.best_iteration_ = booster.best_iteration - 1
         adapter.finalize(booster)
         self.evals_result_ = {name: dict(values) for name, values in history.items()}

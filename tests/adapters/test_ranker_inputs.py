@@ -1,0 +1,154 @@
+"""Inputs a new user tries, answered the same way by the three rankers: misspelt booster
+parameters, empty or unrankable data, lists of rows, equal labels and a refit that fails."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from stochrank_objectives import StochasticRank
+
+BOOSTERS = {
+    "lightgbm": ("StochasticLGBMRanker", dict(num_leaves=7, min_data_in_leaf=5)),
+    "xgboost": ("StochasticXGBRanker", dict(max_depth=3)),
+    "catboost": ("StochasticCatBoostRanker", dict(depth=3)),
+}
+# a misspelling of each booster's tree-size parameter, and the name it should suggest
+MISSPELT = {"lightgbm": ("num_leave", "num_leaves"), "xgboost": ("max_dept", "max_depth"),
+            "catboost": ("dept", "depth")}
+# ordinary parameters of each booster that must still pass
+LEGITIMATE = {
+    "lightgbm": dict(min_child_samples=5, reg_lambda=1.0, colsample_bytree=0.9, subsample=0.9,
+                     subsample_freq=1, max_bin=63, lambda_l1=0.0, extra_trees=False),
+    "xgboost": dict(min_child_weight=1.0, reg_lambda=1.0, subsample=0.9, tree_method="hist",
+                    max_bin=63, colsample_bynode=0.9, grow_policy="lossguide", max_leaves=7,
+                    gamma=0.0),
+    "catboost": dict(l2_leaf_reg=3.0, random_strength=1.0, border_count=63,
+                     one_hot_max_size=2, min_data_in_leaf=1, route="auto"),
+}
+
+
+def _data(n_queries=12, seed=0):
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(n_queries), 8)
+    X = rng.normal(size=(qid.size, 5))
+    y = np.clip(np.round(X[:, 0] + rng.normal(0, 0.5, qid.size) + 1), 0, 3)
+    return X, y, qid
+
+
+X, Y, QID = _data()
+
+
+@pytest.fixture(params=list(BOOSTERS))
+def make(request):
+    booster = request.param
+    pytest.importorskip(booster)
+    import stochrank_objectives
+
+    cls = getattr(stochrank_objectives, BOOSTERS[booster][0])
+
+    def make_ranker(**kwargs):
+        params = dict(n_estimators=4, n_jobs=1, **BOOSTERS[booster][1])
+        params.update(kwargs)
+        return cls(StochasticRank(top=5, seed=1), **params)
+
+    make_ranker.booster = booster
+    make_ranker.cls = cls
+    return make_ranker
+
+
+def test_a_misspelt_booster_parameter_is_refused_with_the_closest_names(make):
+    with pytest.raises(ValueError, match=r"^num_leave=2 is not a \w+ parameter"):
+        make(num_leave=2).fit(X, Y, qid=QID)
+    wrong, right = MISSPELT[make.booster]
+    with pytest.raises(ValueError, match=rf"^{wrong}=3 is not a \w+ parameter; closest valid "
+                                         rf"names: \[[^]]*'{right}'"):
+        make(**{wrong: 3}).fit(X, Y, qid=QID)
+
+
+def test_legitimate_booster_parameters_still_pass(make):
+    params = LEGITIMATE[make.booster]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # XGBoost warns on parameters not used
+        ranker = make(**params).fit(X, Y, qid=QID)
+    assert ranker.predict(X).shape == (X.shape[0],)
+
+
+def test_xgboost_parameter_names_are_all_used_by_xgboost():
+    xgb = pytest.importorskip("xgboost")
+    from stochrank_objectives.adapters.xgboost import xgboost_parameter_names
+
+    names = xgboost_parameter_names()
+    assert {"max_depth", "min_child_weight", "reg_lambda", "updater", "top_k"} <= names
+    data = xgb.DMatrix(X, Y)
+    common = ["max_depth", "min_child_weight", "reg_lambda", "subsample", "max_bin", "gamma",
+              "colsample_bytree", "max_leaves", "tree_method", "grow_policy"]
+    values = {"tree_method": "hist", "grow_policy": "depthwise", "max_bin": 16}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # "Parameters: { ... } are not used"
+        xgb.train({name: values.get(name, 1) for name in common}, data, 1)
+
+
+def test_lightgbm_parameter_names_come_from_lightgbm():
+    pytest.importorskip("lightgbm")
+    from stochrank_objectives.adapters.lightgbm._ranker import lightgbm_parameter_names
+
+    names = lightgbm_parameter_names()
+    assert {"num_leaves", "min_data_in_leaf", "min_child_samples", "lambda_l2", "reg_lambda",
+            "bagging_fraction", "subsample", "max_bin", "categorical_feature"} <= names
+    assert "num_leave" not in names
+
+
+def test_empty_X_is_refused(make):
+    with pytest.raises(ValueError, match="X has 0 rows"):
+        make().fit(np.zeros((0, 5)), np.zeros(0), qid=np.zeros(0, dtype=int))
+
+
+def test_one_query_of_one_document_is_refused(make):
+    with pytest.raises(ValueError, match="every query of qid/group has a single document"):
+        make().fit(X[:1], Y[:1], qid=[0])
+
+
+def test_X_as_a_list_of_rows_is_accepted(make):
+    from_array = make().fit(X, Y, qid=QID)
+    from_list = make().fit(X.tolist(), Y.tolist(), qid=QID.tolist())
+    assert np.array_equal(from_list.predict(X.tolist()), from_array.predict(X))
+    assert from_list.n_features_in_ == 5
+
+
+def test_all_labels_equal_warns_that_every_gradient_is_zero(make):
+    with pytest.warns(UserWarning, match=r"^y: .*every query's gradient is zero"):
+        make().fit(X, np.ones_like(Y), qid=QID)
+
+
+class _Failing:
+    """An objective whose gradient raises (a failure inside the booster's training)."""
+
+    def grad_hess(self, scores, labels, offsets, iteration=0):
+        raise RuntimeError("gradient failed")
+
+
+def _assert_unfitted(ranker):
+    for name in ("booster_", "n_features_in_", "objective_", "best_iteration_",
+                 "evals_result_"):
+        assert not hasattr(ranker, name), name
+    with pytest.raises(AttributeError, match="not fitted"):
+        ranker.predict(X)
+
+
+def test_a_failed_refit_leaves_the_ranker_unfitted(make):
+    ranker = make().fit(X, Y, qid=QID)
+    with pytest.raises(Exception, match="gradient failed"):  # CatBoost wraps it
+        ranker.set_params(objective=_Failing()).fit(X[:, :3], Y, qid=QID)
+    _assert_unfitted(ranker)
+    ranker = make().fit(X, Y, qid=QID)
+    with pytest.raises(ValueError, match="n_estimators"):
+        ranker.set_params(n_estimators=0).fit(X, Y, qid=QID)
+    _assert_unfitted(ranker)
+
+
+def test_best_iteration_convention_is_in_each_ranker_docstring(make):
+    doc = make.cls.__doc__
+    assert "best_iteration_" in doc and "0-based" in doc
