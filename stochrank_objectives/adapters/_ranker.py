@@ -134,14 +134,15 @@ class StochasticRankerBase(BaseEstimator):
         return self
 
     # -- validation at fit -------------------------------------------------------------------
-    #: argument -> check(value, name), run at fit (scikit-learn's convention)
-    _parameter_constraints = RANKER_CONSTRAINTS
+    #: argument -> check(value, name), run at fit. Callables, not scikit-learn's constraint
+    #: format, hence not under its name ``_parameter_constraints``.
+    _fit_constraints = RANKER_CONSTRAINTS
 
     def _fit_settings(self) -> FitSettings:
         """The checked arguments of one fit (the object itself is not changed)."""
         cls = type(self).__name__
         checked = {name: check(getattr(self, name), name)
-                   for name, check in self._parameter_constraints.items()}
+                   for name, check in self._fit_constraints.items()}
         if checked["sglb"] is not None:
             checked["sglb"].check_learning_rate(checked["learning_rate"])
         params = dict(self._other_params)
