@@ -17,11 +17,14 @@ def read_rows(folder):
     return [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_compare_on_a_written_mslr_folder_and_on_bundled_mq2008_fold5(tmp_path):
+    """The issue's command, ``compare --data DIR --workers 2``: the folds' files are parsed and
+    cached by the pool's processes."""
     root = write_fold_folder(tmp_path / "MSLR-mini")   # five folds, gzip, sparse lines
     out, cache = tmp_path / "out", tmp_path / "cache"
     assert compare.main(TINY + ["--data", str(root), "--out", str(out),
-                                "--cache-dir", str(cache)]) == 0
+                                "--cache-dir", str(cache), "--workers", "2"]) == 0
     rows = read_rows(out)
     assert sorted(r["fold"] for r in rows) == [1, 2, 3, 4, 5]   # every fold by default
     assert all("error" not in r and r["dataset"] == "MSLR-mini" for r in rows)
@@ -29,7 +32,7 @@ def test_compare_on_a_written_mslr_folder_and_on_bundled_mq2008_fold5(tmp_path):
     assert len(list(cache.glob("*.npz"))) == 15
     # the bundled MQ2008's last fold, which used to need files outside the repository
     out5 = tmp_path / "mq2008"
-    assert compare.main(TINY + ["--folds", "5", "--out", str(out5)]) == 0
+    assert compare.main(TINY + ["--folds", "5", "--out", str(out5), "--workers", "2"]) == 0
     assert [r["fold"] for r in read_rows(out5)] == [5]
 
 
