@@ -160,6 +160,44 @@ def _sr_ranker(booster, trees, threads, objective, stamp):
                                     callbacks=[_CatBoostStamp(stamp)], **common)
 
 
+def _record_adapter_calls(booster: str) -> list:
+    """Wrap the adapter's entry points (the calls the booster makes into this package) so each
+    call's ``(start, end)`` is recorded; returns the list they are appended to."""
+    if booster == "lightgbm":
+        from stochrank_objectives.adapters.lightgbm import LGBMObjective as cls
+        names = ("__call__",)
+    elif booster == "xgboost":
+        from stochrank_objectives.adapters.xgboost import XGBObjective as cls
+        names = ("__call__",)
+    else:
+        from stochrank_objectives.adapters.catboost import CatBoostObjective as cls
+        names = ("calc_ders_range", "after_iteration")
+    spans = []
+
+    def timed(method):
+        def wrapper(*args, **kwargs):
+            begin = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spans.append((begin, time.perf_counter()))
+        return wrapper
+
+    for name in names:
+        setattr(cls, name, timed(getattr(cls, name)))
+    return spans
+
+
+def _busy_seconds(spans) -> float:
+    """Wall seconds during which at least one span is open (CatBoost calls from two threads)."""
+    total, reach = 0.0, -np.inf
+    for begin, end in sorted(spans):
+        if end > reach:
+            total += end - max(begin, reach)
+            reach = end
+    return total
+
+
 def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
               warmup: int) -> dict:
     """Train one configuration on the saved data; the measurements as a dict."""
@@ -186,6 +224,7 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
     qid = np.load(folder / "qid.npy")
     rss_data = rss_bytes()
 
+    spans = _record_adapter_calls(booster) if kind == "sr" else []
     stamps = []
 
     def stamp():
@@ -222,6 +261,9 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
         secs = np.array([s for _, s in calls])
         result["grad_hess_seconds_per_tree"] = float(secs.sum() / trees)
         result["grad_hess_calls"] = len(calls)
+        # everything the booster waited for in this package: adapter, checks, copies, kernels
+        result["adapter_seconds_per_tree"] = _busy_seconds(spans) / trees
+        result["adapter_calls_per_tree"] = len(spans) / trees
     return result
 
 
@@ -230,10 +272,12 @@ def spawn(booster: str, kind: str, folder: Path, args) -> dict:
     cmd = [sys.executable, "-m", "benchmarks.scale", "--child", booster, kind,
            "--data-cache", str(folder), "--trees", str(args.trees),
            "--threads", str(args.threads), "--warmup", str(args.warmup)]
+    root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see benchmarks.training_speed
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent)
+    # the child imports the same package and benchmarks as this process
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=root)
     if proc.returncode != 0:
         raise RuntimeError(f"{booster} {kind} failed (exit {proc.returncode}):\n"
                            f"{proc.stderr[-3000:]}")
