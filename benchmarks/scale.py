@@ -22,6 +22,9 @@ evaluation set:
 * ``sr``: the package's ``StochasticLGBMRanker`` / ``StochasticXGBRanker`` /
   ``StochasticCatBoostRanker`` with ``StochasticRank(metric="NDCG", top=5)`` (the defaults),
   wrapped in a timer that records the seconds spent inside ``grad_hess``.
+* ``python_floor`` (CatBoost only): ``CatBoost`` with :class:`NumpyRMSE`, RMSE derivatives
+  computed in NumPy -- what CatBoost's own Python-objective interface costs per tree, with
+  nothing of this package in it.
 
 Measured in each child: seconds per tree (median of the intervals between per-iteration
 timestamps -- the booster's callback for native runs and CatBoost, the objective's calls for
@@ -29,12 +32,13 @@ LightGBM/XGBoost + SR -- the first ``--warmup`` intervals dropped); time to load
 start to the end of the first tree, minus one median tree: the booster's dataset construction
 and quantisation); the wall time the booster spends in the adapter's entry points (SR runs);
 peak RSS (``VmHWM``: ``ru_maxrss`` would carry the parent's peak over through fork + exec),
-with the RSS after imports and after reading the features, for reference. The Numba kernels are compiled before anything is
-timed. A booster's native and SR runs go back to back, in alternating order over ``--rounds``.
+with the RSS after imports and after reading the features, for reference. The Numba kernels
+are compiled before anything is timed. A booster's configurations run back to back, in
+alternating order over ``--rounds``.
 
 Targets (issue 16, item 5): SR seconds per tree <= 1.2x the native LambdaMART in LightGBM and
 XGBoost, <= 1.0x in CatBoost; peak RSS <= 2.5x the float32 feature matrix for LightGBM and
-XGBoost. Output: ``<out>/scale.md`` and ``<out>/scale.json``.
+XGBoost. Output: ``<out>/<name>.md`` and ``<out>/<name>.json`` (``--name scale``).
 """
 
 from __future__ import annotations
@@ -58,6 +62,9 @@ TARGET_RSS_RATIO = {"lightgbm": 2.5, "xgboost": 2.5}
 BOOSTERS = ("lightgbm", "xgboost", "catboost")
 NATIVE_NAME = {"lightgbm": "lambdarank", "xgboost": "rank:ndcg",
                "catboost": "LambdaMart"}
+#: configurations per booster, in run order (reversed in odd rounds)
+KINDS = {"lightgbm": ("native", "sr"), "xgboost": ("native", "sr"),
+         "catboost": ("native", "sr", "python_floor")}
 BINS = 255
 DEPTH = 6
 LEARNING_RATE = 0.1
@@ -140,6 +147,29 @@ def _native_ranker(booster, trees, threads, stamp):
                           thread_count=threads, verbose=False, allow_writing_files=False,
                           metric_period=10 ** 6, iterations=trees, learning_rate=LEARNING_RATE,
                           random_seed=0), {"callbacks": [_CatBoostStamp(stamp)]}
+
+
+class NumpyRMSE:
+    """The cheapest Python objective: RMSE derivatives in NumPy. CatBoost trained with it
+    measures the cost of CatBoost's own Python-objective interface (chunked calls under the
+    GIL, one pass for the tree search and more for the leaves), with nothing of this package."""
+
+    def calc_ders_range(self, approxes, targets, weights):
+        ders = np.empty((len(approxes), 2))
+        ders[:, 0] = np.asarray(targets) - np.asarray(approxes)
+        ders[:, 1] = -1.0
+        return ders
+
+
+def _catboost_python_floor(trees, threads, stamp):
+    from catboost import CatBoost
+
+    model = CatBoost(dict(loss_function=NumpyRMSE(), eval_metric="RMSE", depth=DEPTH,
+                          border_count=BINS, boosting_type="Plain", bootstrap_type="No",
+                          thread_count=threads, verbose=False, allow_writing_files=False,
+                          metric_period=10 ** 6, iterations=trees,
+                          learning_rate=LEARNING_RATE, random_seed=0))
+    return model, {"callbacks": [_CatBoostStamp(stamp)]}
 
 
 class _CatBoostStamp:
@@ -243,9 +273,11 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
 
     if kind == "native":
         ranker, fit_kwargs = _native_ranker(booster, trees, threads, stamp)
+    elif kind == "python_floor":
+        ranker, fit_kwargs = _catboost_python_floor(trees, threads, stamp)
     else:
         ranker, fit_kwargs = _sr_ranker(booster, trees, threads, objective, stamp), {}
-    if kind == "native" and booster != "xgboost":  # LGBMRanker: group sizes; CatBoost: ids
+    if kind != "sr" and booster != "xgboost":  # LGBMRanker: group sizes; CatBoost: ids
         fit_kwargs.update({"group": np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1],
                                                                   True]))}
                           if booster == "lightgbm" else {"group_id": qid})
@@ -312,7 +344,9 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
         ours = ("" if r["kind"] != "sr" else f"{r.get('adapter_seconds_per_tree', np.nan):.3f}"
                 f" / {r['grad_hess_seconds_per_tree']:.3f}")
         q1, q3 = r["per_tree_quartiles"]
-        emit(f"| {r['booster']} | {'SR' if r['kind'] == 'sr' else NATIVE_NAME[r['booster']]} | "
+        label = {"sr": "SR", "python_floor": "RMSE in Python (interface floor)"}.get(
+            r["kind"], NATIVE_NAME[r["booster"]])
+        emit(f"| {r['booster']} | {label} | "
              f"{r['seconds_per_tree']:.3f} ({q1:.3f}-{q3:.3f}) | {ours} | "
              f"{r['load_seconds']:.1f} | "
              f"{r['fit_seconds']:.1f} | {r['peak_rss_bytes'] / GIB:.2f} "
@@ -358,6 +392,12 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
                 f"{native_rss:.2f}x the features")
         if rss_target is not None:
             line += f"; target <= {rss_target:g}x: {'met' if summary['rss_met'] else 'MISSED'}"
+        floor = [r for r in mine if r["kind"] == "python_floor"]
+        if floor:  # the booster's Python-objective interface with a trivial objective
+            summary["python_floor_ratio"] = _median(
+                [f["seconds_per_tree"] / n["seconds_per_tree"] for n, f in zip(native, floor)])
+            line += (f". {booster} with RMSE derivatives from Python (nothing of this package): "
+                     f"{summary['python_floor_ratio']:.2f}x {NATIVE_NAME[booster]} per tree")
         emit(line + ".")
     return summaries
 
@@ -377,6 +417,7 @@ def parse_args(argv):
                         help="folder for the generated .npy files, kept and reused "
                              "(default: a temporary folder removed at the end)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--name", default="scale", help="file stem of the outputs in --out")
     parser.add_argument("--child", nargs=2, metavar=("BOOSTER", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.trees - 1 - args.warmup < 3:
@@ -408,7 +449,8 @@ def main(argv=None):
         runs = []
         for rnd in range(args.rounds):
             for booster in args.boosters:
-                for kind in (("native", "sr") if rnd % 2 == 0 else ("sr", "native")):
+                kinds = KINDS[booster] if rnd % 2 == 0 else KINDS[booster][::-1]
+                for kind in kinds:
                     result = spawn(booster, kind, folder, args)
                     print(f"  {booster} {kind}: {result['seconds_per_tree']:.3f} s/tree, "
                           f"peak RSS {result['peak_rss_bytes'] / GIB:.2f} GiB", flush=True)
@@ -442,8 +484,8 @@ def main(argv=None):
     emit("")
     summaries = summarise(runs, args.boosters, x_bytes, emit)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "scale.md").write_text("\n".join(lines).rstrip() + "\n")
-    (args.out / "scale.json").write_text(json.dumps(
+    (args.out / f"{args.name}.md").write_text("\n".join(lines).rstrip() + "\n")
+    (args.out / f"{args.name}.json").write_text(json.dumps(
         dict(data=meta, trees=args.trees, threads=args.threads, warmup=args.warmup,
              rounds=args.rounds, runs=runs, summaries=summaries), indent=1) + "\n")
 
