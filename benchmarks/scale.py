@@ -387,8 +387,8 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
                 f"{'met' if summary['tree_met'] else 'MISSED'}. Of an SR tree, "
                 f"{summary['adapter_share']:.0%} is spent in this package (grad_hess "
                 f"{summary['grad_hess_share']:.0%}); the booster's own part alone is "
-                f"{summary['booster_part_ratio']:.2f}x the native tree. Load {summary['load_ratio']:.2f}x "
-                f"native. Peak RSS SR {sr_rss:.2f}x ({sr_data_rss:.2f}x above the imports), native "
+                f"{summary['booster_part_ratio']:.2f}x the native tree. Load "
+                f"{summary['load_ratio']:.2f}x native. Peak RSS SR {sr_rss:.2f}x ({sr_data_rss:.2f}x above the imports), native "
                 f"{native_rss:.2f}x the features")
         if rss_target is not None:
             line += f"; target <= {rss_target:g}x: {'met' if summary['rss_met'] else 'MISSED'}"
