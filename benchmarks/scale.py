@@ -388,8 +388,8 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
                 f"{summary['adapter_share']:.0%} is spent in this package (grad_hess "
                 f"{summary['grad_hess_share']:.0%}); the booster's own part alone is "
                 f"{summary['booster_part_ratio']:.2f}x the native tree. Load "
-                f"{summary['load_ratio']:.2f}x native. Peak RSS SR {sr_rss:.2f}x ({sr_data_rss:.2f}x above the imports), native "
-                f"{native_rss:.2f}x the features")
+                f"{summary['load_ratio']:.2f}x native. Peak RSS SR {sr_rss:.2f}x "
+                f"({sr_data_rss:.2f}x above the imports), native {native_rss:.2f}x the features")
         if rss_target is not None:
             line += f"; target <= {rss_target:g}x: {'met' if summary['rss_met'] else 'MISSED'}"
         floor = [r for r in mine if r["kind"] == "python_floor"]
