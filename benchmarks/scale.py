@@ -201,9 +201,9 @@ def _sr_ranker(booster, trees, threads, objective, stamp):
                                     callbacks=[_CatBoostStamp(stamp)], **common)
 
 
-def _record_adapter_calls(booster: str) -> list:
+def _record_adapter_calls(booster: str, after=None) -> list:
     """Wrap the adapter's entry points (the calls the booster makes into this package) so each
-    call's ``(start, end)`` is recorded; returns the list they are appended to."""
+    call's ``(start, end)`` is recorded (and ``after()`` called); returns the list of spans."""
     if booster == "lightgbm":
         from stochrank_objectives.adapters.lightgbm import LGBMObjective as cls
         names = ("__call__",)
@@ -222,6 +222,8 @@ def _record_adapter_calls(booster: str) -> list:
                 return method(*args, **kwargs)
             finally:
                 spans.append((begin, time.perf_counter()))
+                if after is not None:
+                    after()
         return wrapper
 
     for name in names:
@@ -265,11 +267,15 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
     qid = np.load(folder / "qid.npy")
     rss_data = rss_bytes()
 
-    spans = _record_adapter_calls(booster) if kind == "sr" else []
-    stamps = []
+    stamps = []  # (wall, CPU seconds of the whole process): CPU is robust to other jobs
 
     def stamp():
-        stamps.append(time.perf_counter())
+        stamps.append((time.perf_counter(), time.process_time()))
+
+    # LightGBM/XGBoost call the adapter once per tree, before it: those calls are the stamps
+    once_per_tree = kind == "sr" and booster != "catboost"
+    spans = (_record_adapter_calls(booster, stamp if once_per_tree else None)
+             if kind == "sr" else [])
 
     if kind == "native":
         ranker, fit_kwargs = _native_ranker(booster, trees, threads, stamp)
@@ -287,15 +293,14 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
     ranker.fit(X, y, **fit_kwargs)
     fit_seconds = time.perf_counter() - start
     calls = list(objective.calls)  # (end timestamp, seconds)
-    if kind == "sr" and booster != "catboost":
-        # one grad_hess per tree, before it: the second call ends after loading and tree 0
-        marks = np.array([end for end, _ in calls])[1:]
-    else:  # after-iteration callbacks: the first ends after loading and tree 0
-        marks = np.asarray(stamps)
-    per_tree = np.diff(marks)[warmup:]
-    load = marks[0] - start - float(np.median(per_tree))
+    # the first mark comes after loading and tree 0 (for adapter calls: the second call)
+    marks = np.asarray(stamps[1:] if once_per_tree else stamps)
+    per_tree = np.diff(marks[:, 0])[warmup:]
+    cpu_per_tree = np.diff(marks[:, 1])[warmup:]
+    load = marks[0, 0] - start - float(np.median(per_tree))
     result = dict(booster=booster, kind=kind, trees=trees, threads=threads,
                   seconds_per_tree=float(np.median(per_tree)),
+                  cpu_seconds_per_tree=float(np.median(cpu_per_tree)),
                   per_tree_quartiles=[float(q) for q in np.percentile(per_tree, [25, 75])],
                   load_seconds=float(load), fit_seconds=fit_seconds,
                   peak_rss_bytes=peak_rss_bytes(), rss_after_imports_bytes=rss_imports,
@@ -337,9 +342,9 @@ def _median(values):
 
 def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
     """The table and the target lines; returns one summary per booster."""
-    emit("| booster | variant | s/tree (IQR) | in adapter / grad_hess s/tree | load s | fit s |"
-         " peak RSS GiB (x features) | RSS after imports / data GiB |")
-    emit("|---|---|---|---|---|---|---|---|")
+    emit("| booster | variant | s/tree (IQR) | CPU s/tree | in adapter / grad_hess s/tree | "
+         "load s | fit s | peak RSS GiB (x features) | RSS after imports / data GiB |")
+    emit("|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         ours = ("" if r["kind"] != "sr" else f"{r.get('adapter_seconds_per_tree', np.nan):.3f}"
                 f" / {r['grad_hess_seconds_per_tree']:.3f}")
@@ -347,7 +352,8 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
         label = {"sr": "SR", "python_floor": "RMSE in Python (interface floor)"}.get(
             r["kind"], NATIVE_NAME[r["booster"]])
         emit(f"| {r['booster']} | {label} | "
-             f"{r['seconds_per_tree']:.3f} ({q1:.3f}-{q3:.3f}) | {ours} | "
+             f"{r['seconds_per_tree']:.3f} ({q1:.3f}-{q3:.3f}) | "
+             f"{r.get('cpu_seconds_per_tree', np.nan):.3f} | {ours} | "
              f"{r['load_seconds']:.1f} | "
              f"{r['fit_seconds']:.1f} | {r['peak_rss_bytes'] / GIB:.2f} "
              f"({r['peak_rss_bytes'] / x_bytes:.2f}x) | {r['rss_after_imports_bytes'] / GIB:.2f}"
@@ -366,7 +372,10 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
         # without the interpreter and the libraries (what dominates a tiny run)
         sr_data_rss = max(r["peak_rss_bytes"] - r["rss_after_imports_bytes"] for r in sr) / x_bytes
         rss_target = TARGET_RSS_RATIO.get(booster)
+        cpu_ratio = _median([s.get("cpu_seconds_per_tree", np.nan) / n.get(
+            "cpu_seconds_per_tree", np.nan) for n, s in zip(native, sr)])
         summary = dict(booster=booster, tree_ratio=ratio, tree_ratio_per_round=per_round,
+                       cpu_ratio=cpu_ratio,
                        tree_target=target, tree_met=ratio <= target, sr_rss_ratio=sr_rss,
                        native_rss_ratio=native_rss, sr_rss_above_imports_ratio=sr_data_rss,
                        rss_target=rss_target,
@@ -384,7 +393,8 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
         summaries.append(summary)
         line = (f"- {booster}: SR {ratio:.2f}x {NATIVE_NAME[booster]} per tree "
                 f"(rounds {', '.join(f'{v:.2f}' for v in per_round)}); target <= {target:g}x: "
-                f"{'met' if summary['tree_met'] else 'MISSED'}. Of an SR tree, "
+                f"{'met' if summary['tree_met'] else 'MISSED'}; in CPU seconds {cpu_ratio:.2f}x. "
+                f"Of an SR tree, "
                 f"{summary['adapter_share']:.0%} is spent in this package (grad_hess "
                 f"{summary['grad_hess_share']:.0%}); the booster's own part alone is "
                 f"{summary['booster_part_ratio']:.2f}x the native tree. Load "
@@ -427,6 +437,46 @@ def parse_args(argv):
     return args
 
 
+def write_report(args, meta, runs, generated) -> None:
+    """``<out>/<name>.md`` and ``.json`` from the runs so far (rewritten after each run, so a
+    long run interrupted keeps what it measured)."""
+    import catboost
+    import lightgbm
+    import numba
+    import xgboost
+
+    lines = []
+    emit = lines.append
+    x_bytes = meta["x_bytes"]
+    mix = "/".join(f"{p:.0%}" for p in meta["grade_mix"])
+    emit(f"# scale: {meta['rows']:,} documents x {meta['features']} float32 features "
+         f"({x_bytes / GIB:.2f} GiB), {meta['queries']:,} queries (mean {meta['mean_query']:.1f}"
+         f", max {meta['max_query']}), grades 0-4 {mix}")
+    emit("")
+    load = "/".join(f"{v:.1f}" for v in os.getloadavg())
+    emit(f"{args.trees} trees, {args.threads} threads, depth {DEPTH} (LightGBM 63 leaves), "
+         f"{BINS} bins, learning rate {LEARNING_RATE}, no eval set; SR = "
+         f"StochasticRank(metric='NDCG', top={TOP}) through the package's rankers; native "
+         f"rankers at NDCG@{TOP}. Each configuration ran in its own process; {args.rounds} "
+         f"round(s), a booster's configurations back to back. lightgbm {lightgbm.__version__}, "
+         f"xgboost {xgboost.__version__}, catboost {catboost.__version__}, numba "
+         f"{numba.__version__}; {os.cpu_count()} CPUs ({platform.machine()}), a machine SHARED "
+         f"with other jobs (load average at the end {load}), so wall times are noisy: read "
+         f"the back-to-back ratios, and the CPU seconds (all threads of the process), which "
+         f"other jobs disturb less. Data generated in {generated:.0f} s. `load` = from fit's "
+         f"start to the first tree (dataset construction and quantisation). Peak RSS = the "
+         f"child's VmHWM, features included.")
+    emit("")
+    complete = [b for b in args.boosters
+                if {r["kind"] for r in runs if r["booster"] == b} >= {"native", "sr"}]
+    summaries = summarise(runs, complete, x_bytes, emit)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{args.name}.md").write_text("\n".join(lines).rstrip() + "\n")
+    (args.out / f"{args.name}.json").write_text(json.dumps(
+        dict(data=meta, trees=args.trees, threads=args.threads, warmup=args.warmup,
+             rounds=args.rounds, runs=runs, summaries=summaries), indent=1) + "\n")
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.child:
@@ -436,12 +486,6 @@ def main(argv=None):
         print(json.dumps(result), flush=True)
         return
     folder = args.data_cache or Path(tempfile.mkdtemp(prefix="stochrank_scale_"))
-    lines = []
-
-    def emit(line=""):
-        print(line, flush=True)
-        lines.append(line)
-
     try:
         started = time.perf_counter()
         meta = write_data(folder, args.docs, args.features)
@@ -452,42 +496,15 @@ def main(argv=None):
                 kinds = KINDS[booster] if rnd % 2 == 0 else KINDS[booster][::-1]
                 for kind in kinds:
                     result = spawn(booster, kind, folder, args)
-                    print(f"  {booster} {kind}: {result['seconds_per_tree']:.3f} s/tree, "
-                          f"peak RSS {result['peak_rss_bytes'] / GIB:.2f} GiB", flush=True)
+                    print(f"  {booster} {kind}: {result['seconds_per_tree']:.3f} s/tree "
+                          f"({result['cpu_seconds_per_tree']:.3f} CPU s), peak RSS "
+                          f"{result['peak_rss_bytes'] / GIB:.2f} GiB", flush=True)
                     runs.append(result)
+                    write_report(args, meta, runs, generated)
     finally:
         if args.data_cache is None:
             shutil.rmtree(folder, ignore_errors=True)
-    import catboost
-    import lightgbm
-    import numba
-    import xgboost
-
-    x_bytes = meta["x_bytes"]
-    mix = "/".join(f"{p:.0%}" for p in meta["grade_mix"])
-    emit(f"# scale: {meta['rows']:,} documents x {meta['features']} float32 features "
-         f"({x_bytes / GIB:.2f} GiB), {meta['queries']:,} queries (mean {meta['mean_query']:.1f}"
-         f", max {meta['max_query']}), grades 0-4 {mix}")
-    emit("")
-    emit(f"{args.trees} trees, {args.threads} threads, depth {DEPTH} (LightGBM 63 leaves), "
-         f"{BINS} bins, learning rate {LEARNING_RATE}, no eval set; SR = "
-         f"StochasticRank(metric='NDCG', top={TOP}) through the package's rankers; native "
-         f"rankers at NDCG@{TOP}. Each configuration ran in its own process; {args.rounds} "
-         f"round(s), native and SR of a booster back to back. lightgbm {lightgbm.__version__}, "
-         f"xgboost {xgboost.__version__}, catboost {catboost.__version__}, numba "
-         f"{numba.__version__}; {os.cpu_count()} CPUs ({platform.machine()}), a machine SHARED "
-         f"with other jobs (load average at the end {'/'.join(f'{v:.1f}' for v in os.getloadavg())}"
-         f"), so per-tree times are noisy and only the back-to-back ratios are meant to be read. "
-         f"Data generated in {generated:.0f} s. `load` = from fit's start to the first tree "
-         f"(dataset construction and quantisation). Peak RSS = the child's VmHWM, features "
-         f"included.")
-    emit("")
-    summaries = summarise(runs, args.boosters, x_bytes, emit)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.md").write_text("\n".join(lines).rstrip() + "\n")
-    (args.out / f"{args.name}.json").write_text(json.dumps(
-        dict(data=meta, trees=args.trees, threads=args.threads, warmup=args.warmup,
-             rounds=args.rounds, runs=runs, summaries=summaries), indent=1) + "\n")
+    print((args.out / f"{args.name}.md").read_text(), flush=True)
 
 
 if __name__ == "__main__":

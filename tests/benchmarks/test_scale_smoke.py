@@ -19,9 +19,11 @@ def test_scale_runs_end_to_end_at_a_tiny_size(tmp_path):
                                                                    ("xgboost", "sr")]
     for run in result["runs"]:
         assert run["seconds_per_tree"] > 0 and run["fit_seconds"] > 0
+        assert run["cpu_seconds_per_tree"] >= 0
         assert run["peak_rss_bytes"] >= run["rss_after_data_bytes"] > 0
     sr = result["runs"][1]
     assert sr["grad_hess_calls"] == 6 and 0 < sr["grad_hess_seconds_per_tree"]
+    assert sr["adapter_calls_per_tree"] == 1 and sr["adapter_seconds_per_tree"] > 0
     (summary,) = result["summaries"]
     assert summary["tree_target"] == 1.2 and summary["rss_target"] == 2.5
     report = (tmp_path / "scale.md").read_text()
