@@ -29,6 +29,10 @@ def test_scale_runs_end_to_end_at_a_tiny_size(tmp_path):
     report = (tmp_path / "scale.md").read_text()
     assert "| xgboost | SR |" in report and "| xgboost | rank:ndcg |" in report
     assert "SHARED" in report and "target <= 1.2x" in report
+    # the report alone is rebuilt from the JSON, measuring nothing
+    (tmp_path / "scale.md").unlink()
+    scale.main(["--report", str(tmp_path / "scale.json"), "--out", str(tmp_path)])
+    assert (tmp_path / "scale.md").read_text().splitlines()[-1] == report.splitlines()[-1]
 
 
 def test_scale_refuses_too_few_trees():
