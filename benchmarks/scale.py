@@ -374,8 +374,12 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
         rss_target = TARGET_RSS_RATIO.get(booster)
         cpu_ratio = _median([s.get("cpu_seconds_per_tree", np.nan) / n.get(
             "cpu_seconds_per_tree", np.nan) for n, s in zip(native, sr)])
+        def cores(rs):  # threads kept busy on average during a tree
+            return _median([r.get("cpu_seconds_per_tree", np.nan) / r["seconds_per_tree"]
+                            for r in rs])
+
         summary = dict(booster=booster, tree_ratio=ratio, tree_ratio_per_round=per_round,
-                       cpu_ratio=cpu_ratio,
+                       cpu_ratio=cpu_ratio, sr_cores=cores(sr), native_cores=cores(native),
                        tree_target=target, tree_met=ratio <= target, sr_rss_ratio=sr_rss,
                        native_rss_ratio=native_rss, sr_rss_above_imports_ratio=sr_data_rss,
                        rss_target=rss_target,
@@ -404,6 +408,7 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
             line += f"; target <= {rss_target:g}x: {'met' if summary['rss_met'] else 'MISSED'}"
         floor = [r for r in mine if r["kind"] == "python_floor"]
         if floor:  # the booster's Python-objective interface with a trivial objective
+            summary["python_floor_cores"] = cores(floor)
             summary["python_floor_ratio"] = _median(
                 [f["seconds_per_tree"] / n["seconds_per_tree"] for n, f in zip(native, floor)])
             line += (f". {booster} with RMSE derivatives from Python (nothing of this package): "
@@ -423,6 +428,10 @@ def _verdict(summary: dict) -> str:
             if "python_floor_ratio" in summary:
                 out += (f" (with a trivial Python objective it is "
                         f"{summary['python_floor_ratio']:.2f}x)")
+            out += (f": SR keeps {summary['sr_cores']:.2f} cores busy during a tree, the native "
+                    f"run {summary['native_cores']:.2f}")
+            if "python_floor_cores" in summary:
+                out += f", the trivial Python objective {summary['python_floor_cores']:.2f}"
             out += "."
         else:
             out += (" Per tree: the booster's own part is within the target, the time spent in "
@@ -453,7 +462,8 @@ def parse_args(argv):
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--name", default="scale", help="file stem of the outputs in --out")
     parser.add_argument("--report", type=Path, default=None, metavar="JSON",
-                        help="only rewrite the report from the runs of a previous JSON output")
+                        help="only rewrite <out>/<JSON's stem>.md and .json from a previous "
+                             "JSON output's runs")
     parser.add_argument("--child", nargs=2, metavar=("BOOSTER", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.trees - 1 - args.warmup < 3:
@@ -517,6 +527,7 @@ def main(argv=None):
         for key in ("trees", "threads", "warmup", "rounds"):
             setattr(args, key, old[key])
         args.boosters = list(dict.fromkeys(r["booster"] for r in old["runs"]))
+        args.name = args.report.stem
         write_report(args, old["data"], old["runs"], old.get("generated_seconds", 0.0))
         return
     folder = args.data_cache or Path(tempfile.mkdtemp(prefix="stochrank_scale_"))
