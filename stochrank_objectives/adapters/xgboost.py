@@ -249,10 +249,34 @@ def xgboost_parameter_names() -> frozenset:
     return frozenset(names)
 
 
-def _dmatrix(X, y=None, offsets=None, feature_names=None) -> xgb.DMatrix:
-    qid = None if offsets is None else np.repeat(np.arange(offsets.size - 1, dtype=np.int64),
-                                                 np.diff(offsets))
-    return xgb.DMatrix(X, y, qid=qid, feature_names=feature_names)
+def _qid(offsets) -> np.ndarray:
+    return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
+
+
+def _uses_histograms(params: dict) -> bool:
+    """Whether the booster trains on quantised histograms only (gbtree/dart with ``hist``,
+    XGBoost's default tree method), so a ``QuantileDMatrix`` can replace the ``DMatrix``."""
+    return (params.get("booster", "gbtree") in ("gbtree", "dart")
+            and params.get("tree_method", "hist") in ("hist", "auto"))
+
+
+def _training_matrices(X, y, offsets, evals, params, names):
+    """The training and evaluation matrices of ``StochasticXGBRanker.fit``.
+
+    With histograms (the default), ``QuantileDMatrix``: the features are quantised straight
+    into bins, as ``XGBRanker`` does. A ``DMatrix`` first copies them into XGBoost's own
+    value + index format and keeps that copy for the whole fit: on 1M generated documents x
+    136 float32 features (0.5 GiB) it added 1.5 GiB to the peak memory, against 0.47 GiB
+    (``benchmarks.scale``).
+    """
+    if not _uses_histograms(params):
+        return (xgb.DMatrix(X, y, qid=_qid(offsets), feature_names=names),
+                [xgb.DMatrix(Xi, yi, qid=_qid(oi), feature_names=names) for Xi, yi, oi in evals])
+    options = {key: params[key] for key in ("max_bin", "nthread") if key in params}
+    dtrain = xgb.QuantileDMatrix(X, y, qid=_qid(offsets), feature_names=names, **options)
+    dvalid = [xgb.QuantileDMatrix(Xi, yi, qid=_qid(oi), feature_names=names, ref=dtrain,
+                                  **options) for Xi, yi, oi in evals]
+    return dtrain, dvalid
 
 
 class StochasticXGBRanker(StochasticRankerBase):
@@ -303,9 +327,8 @@ class StochasticXGBRanker(StochasticRankerBase):
         metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
         names = None if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
-        dtrain = _dmatrix(X, y, offsets, names)
-        dvalid = [(_dmatrix(Xi, yi, oi, names), f"validation_{i}")
-                  for i, (Xi, yi, oi) in enumerate(evals)]
+        dtrain, dvalid = _training_matrices(X, y, offsets, evals, params, names)
+        dvalid = [(dmat, f"validation_{i}") for i, dmat in enumerate(dvalid)]
         history = {}
         booster = xgb.train(params, dtrain, n_rounds, evals=dvalid, obj=adapter,
                             custom_metric=metric if dvalid else None, maximize=True,
