@@ -1,33 +1,55 @@
-"""The README's Python snippets run as written (in order, in one namespace)."""
+"""The README is the front door: its Python example runs, its quick start is what CI runs, its
+links point at files of the repository; what it used to hold is checked on the docs pages
+(tests/test_docs.py) and here where the check reads a table that moved."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "guide"
 
 
-def python_blocks():
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+def python_blocks(path=README):
+    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
 
 
-def test_readme_has_snippets_for_every_booster():
-    text = "\n".join(python_blocks())
+def test_readme_is_the_front_door():
+    # at most a third of the 564 lines it had before the docs site (issue 18)
+    assert len(README.read_text().splitlines()) <= 564 // 3
+
+
+def test_quick_start_is_two_commands_and_ci_runs_the_second():
+    block = README.read_text().split("## Quick start", 1)[1].split("```bash\n", 1)[1]
+    commands = block.split("```", 1)[0].strip().splitlines()
+    assert commands == ['python3 -m pip install ".[boosters]" && python3 -m stochrank_objectives',
+                        'python3 -m pip install -e ".[test]" && python3 -m pytest -q']
+    assert commands[1] in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_links_point_at_files_of_the_repository():
+    links = re.findall(r"\]\(([^)#\s]+)\)", README.read_text())
+    assert links
+    for link in links:
+        assert not link.startswith("http"), link
+        assert (ROOT / link).exists(), link
+
+
+def test_the_guide_has_snippets_for_every_booster():
+    text = "\n".join(code for page in GUIDE.glob("*.md") for code in python_blocks(page))
     for needle in ("LGBMObjective", "StochasticLGBMRanker", "StochasticXGBRanker",
                    "StochasticCatBoostRanker", "ranking_scorer", "GroupKFold", "SGLB("):
         assert needle in text
 
 
 @pytest.mark.slow
-def test_readme_snippets_run():
-    import sklearn
-
+def test_readme_example_runs():
     namespace = {}
-    with sklearn.config_context():  # the model-selection snippet turns metadata routing on
-        for block in python_blocks():
-            exec(compile(block, str(README), "exec"), namespace)
-    # the snippets trained real models: check they rank better than chance on the train split
+    for block in python_blocks():
+        exec(compile(block, str(README), "exec"), namespace)
+    # the example trained a real model: check it ranks better than chance on the train split
     from stochrank_objectives.metrics import ndcg_at_k
 
     train = namespace["train"]
@@ -44,31 +66,16 @@ def test_objective_table_usage_lines_construct_valid_objectives():
 
     namespace = {name: getattr(baselines, name) for name in baselines.__all__}
     namespace["StochasticRank"] = StochasticRank
-    table = README.read_text().split("## Objectives", 1)[1].split("\n\n## ", 1)[0]
+    table = (GUIDE / "objectives.md").read_text()
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert len(rows) >= 9
     scores, labels, offsets = np.array([0.3, 0.1, 0.2]), np.array([2.0, 0.0, 1.0]), np.array([0, 3])
+    checked = 0
     for row in rows:
         usage = row.rstrip(" |").rsplit("|", 1)[1]
-        calls = re.findall(r"`([A-Za-z_]+\(.*?\))`", usage)
-        assert calls, row
-        for call in calls:
+        for call in re.findall(r"`([A-Za-z_]+\(.*?\))`", usage):
             objective = eval(call, namespace)
             grad, hess = objective.grad_hess(scores, labels, offsets)
             assert np.all(np.isfinite(grad)) and np.all(np.isfinite(hess)), call
-
-
-def test_public_names_table_lists_exactly_the_exported_names():
-    import importlib
-
-    modules = ["stochrank_objectives", "stochrank_objectives.adapters.lightgbm",
-               "stochrank_objectives.adapters.xgboost", "stochrank_objectives.adapters.catboost",
-               "stochrank_objectives.adapters.dask"]
-    exported = {(name, module) for module in modules
-                for name in importlib.import_module(module).__all__}
-    section = README.read_text().split("## Public names", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \| (.+?) \|$", section, flags=re.M)
-    listed = [(name, module) for name, module, _ in rows]
-    assert len(listed) == len(set(listed)), "a name is listed twice"
-    assert set(listed) == exported
-    assert all(purpose.strip() for _, _, purpose in rows)
+            checked += 1
+    assert checked >= 9

@@ -463,7 +463,7 @@ def test_dask_sglb_run_is_reproducible(mq2008, client, frame):
     assert not np.array_equal(p1, predict(6))  # the seed matters
 
 
-# -- the README's recipe -----------------------------------------------------------------------
+# -- the docs' recipe (docs/guide/dask.md) -----------------------------------------------------------------------
 # What LightGBM's and XGBoost's Dask front ends print before any parameter reaches them (network
 # set-up, once per worker thread; two threads' lines may interleave), LightGBM's warning on every
 # Dask fit, and distributed's notice when another cluster on the machine holds the dashboard port.
@@ -482,23 +482,22 @@ _SETUP_OUTPUT = re.compile("|".join([
     r"warnings\.warn\("]))
 
 
-def _readme_dask_block():
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    section = readme.read_text().split("## Distributed training with Dask", 1)[1].split("\n## ")[0]
-    blocks = re.findall(r"```py\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, "the Dask section has one ```py recipe"
+def _docs_dask_block():
+    page = Path(__file__).resolve().parents[2] / "docs" / "guide" / "dask.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    assert len(blocks) == 1, "the Dask page has one python recipe"
     return blocks[0]
 
 
 @pytest.mark.slow
-def test_readme_dask_recipe_runs_quietly_as_written(tmp_path):
+def test_docs_dask_recipe_runs_quietly_as_written(tmp_path):
     """The recipe, as a user copies it, in a fresh interpreter (it starts its own 2-worker
     cluster): it reads 3 parquet files that cut queries, trains both boosters, saves both
     models and prints no booster log beyond the network set-up."""
     root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    done = subprocess.run([sys.executable, "-c", _readme_dask_block()], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-c", _docs_dask_block()], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=WATCHDOG_S)
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
     assert (tmp_path / "model.txt").stat().st_size and (tmp_path / "model.json").stat().st_size
