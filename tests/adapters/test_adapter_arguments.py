@@ -1,5 +1,6 @@
-"""Defects of the LightGBM and XGBoost adapters found by trying them as a new user would
-(issue 11); each test failed before its fix."""
+"""The adapters' arguments and derivatives: non-finite gradients refused with one error, booster
+aliases refused, SGLB's learning rate honoured, eval-metric strings; each test failed before its
+fix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Defects listed in issue 11 (tried as a new user would); each test failed before its fix."""
+"""Inputs a new user tries first (finalising boosters, seeds, exports, DataFrames and lists,
+label domains): each gets a clear answer; each test failed before its fix."""
 
 from __future__ import annotations
 
