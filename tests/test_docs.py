@@ -121,3 +121,17 @@ def test_sphinx_builds_with_warnings_as_errors(tmp_path):
         assert (out / "guide" / f"{page.stem}.html").exists(), page.name
     assert list((out / "_images").glob("*.png")), "the benchmark figures were not copied"
     assert (out / "notebooks" / "quickstart.html").exists()
+
+
+def test_notebooks_are_committed_with_their_outputs():
+    """The site renders the notebooks as committed (execution off): each must hold its outputs,
+    figures included, and no error (re-run with full budgets before committing a change)."""
+    import nbformat
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        outputs = [out for cell in code for out in cell.outputs]
+        assert all(cell.execution_count for cell in code), f"{path.name}: a cell was not run"
+        assert not [o for o in outputs if o.output_type == "error"], path.name
+        assert any("image/png" in o.get("data", {}) for o in outputs), f"{path.name}: no figure"
