@@ -44,7 +44,7 @@ class StochasticRank(ObjectiveParams):
     :mod:`stochrank_objectives.kernels.ccs`).
 
     Defaults, chosen by measurement (``benchmarks.global_optimum``, ``benchmarks.synthetic``,
-    ``benchmarks.defaults``; README "Choosing the parameters"): relative smoothing with
+    ``benchmarks.defaults``; ``docs/guide/stochasticrank.md``): relative smoothing with
     ``sigma = 0.3`` annealed to ``0.1`` (half-life 100 trees) reaches the global optimum of the
     paper's Table 1 in every booster and seed, and of random multimodal problems more often than
     the boosters' LambdaMARTs; ``mu = 0`` because every ``mu > 0`` tried lowered that rate.
