@@ -77,7 +77,7 @@ EXTRA_OBJECTIVES = {
 ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 
-# Booster settings shared by our objectives and the natives (see the module notes).
+# Booster settings shared by our objectives and the natives (see the module docstring).
 TREES = {
     "lightgbm": dict(max_depth=DEPTH, num_leaves=2 ** DEPTH, min_data_in_leaf=1,
                      min_data_in_bin=1, lambda_l2=0.0, deterministic=True),

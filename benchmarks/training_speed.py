@@ -406,7 +406,7 @@ def main(argv=None):
         parser.error("need at least 5 timed iterations: raise --iterations or lower --warmup")
     if args.omp_wait_policy != "default":
         # Must precede the first OpenMP use (libgomp reads it when loaded: lightgbm/xgboost
-        # import, numba's first parallel launch). See the module notes.
+        # import, numba's first parallel launch). See the module docstring.
         os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
 
     import catboost

@@ -114,7 +114,7 @@ def _pick(found: dict, where: str, root: Path) -> dict:
 
 
 def letor_layout(path) -> LetorLayout:
-    """Find the folds and split files of a LETOR data set (layouts in the module notes).
+    """Find the folds and split files of a LETOR data set (layouts: see the module docstring).
 
     Example::
 

@@ -304,7 +304,8 @@ def ccs_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0,
         if conditioning == "coordinate":
             mean, sd = a[i], sigma
         elif conditioning == "catboost_literal":
-            # CatBoost 1.2.10's unit-mismatched conditional mean (native_semantics.md 1.4):
+            # CatBoost 1.2.10's unit-mismatched conditional mean (TStochasticRankError in its
+            # catboost/private/libs/algo_helpers/error_functions.cpp sums the *unit* normals):
             # (sum of unit normals - sigma * e_i) / (n - 1); equal to "translation" at sigma=1.
             mean = a[i] + (noise.sum(axis=1, keepdims=True) - sigma * noise[:, i:i + 1]) / (n - 1)
             sd = sigma * math.sqrt(n / (n - 1.0))

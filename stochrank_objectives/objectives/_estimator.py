@@ -4,7 +4,7 @@ StochasticRank (Ustimenko & Prokhorenkova, ICML 2020)
 -----------------------------------------------------
 For one query with scores ``z`` and labels ``r`` the loss is ``L(z) = -M(z)`` for a ranking
 metric ``M`` (the cascades NDCG@k, DCG@k, ERR@k, MRR, PFound, FilteredDCG, and Precision@k,
-MAP@k; see :mod:`.metric_spec`), smoothed as
+MAP@k; see :mod:`stochrank_objectives.metric_spec`), smoothed as
 
     L_s(z) = E L(z + s * eps),   eps ~ N(-mu * r, I),
 
@@ -108,7 +108,8 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
 
     Args:
       scores, labels, query_offsets: grouped data.
-      metric, top, gain, grade_max, threshold, decay: the metric (see :mod:`.metric_spec`).
+      metric, top, gain, grade_max, threshold, decay: the metric (see
+        :mod:`stochrank_objectives.metric_spec`).
       sigma: noise scale (> 0; relative to the score spread with ``smoothing="relative"``).
       mu: relevance shift (>= 0; 0 = SR-R1soft).
       nu: score-spread floor (relative) / SFA norm regulariser (absolute), > 0.

@@ -1,6 +1,6 @@
 """Statistical cross-check against CatBoost 1.2.10's native ``StochasticRank`` loss.
 
-One-query harness (shared/notes/native_semantics.md, section 7): one one-hot feature per
+One-query harness (every document in its own leaf reads Der1 back): one one-hot feature per
 document, a single oblivious tree deep enough that every document has its own leaf,
 learning_rate=1, l2_leaf_reg=0 (CatBoost replaces it by 1e-20), no bootstrap, no random
 strength, Plain boosting and baseline = the chosen approxes. The model's raw prediction for a
@@ -112,8 +112,10 @@ def test_catboost_differs_at_sigma_03_as_documented():
 
 @pytest.mark.parametrize("top", [None, 3])
 def test_err_close_to_catboost_within_documented_deviation(top):
-    """CatBoost's ERR differences are inexact (native_semantics.md 1.5: ~0.5% untruncated,
-    ~2-3% with top); ours are exact. Check agreement up to 3% of the gradient scale."""
+    """CatBoost's ERR differences are inexact (its ERR metric-difference formulas in
+    TStochasticRankError carry a spurious (q+2)/(q+1) factor on a move down and miss T/(T+1)
+    on a move into the top: ~0.5% of the gradient untruncated, ~2-3% with top); ours are
+    exact. Check agreement up to 3% of the gradient scale."""
     labels = np.array([0.5, 0.0, 1.0, 0.25, 0.75, 0.0])
     loss = "StochasticRank:metric=ERR;sigma=1" + ("" if top is None else f";top={top}")
     der1 = catboost_der1(Z6, labels, loss)

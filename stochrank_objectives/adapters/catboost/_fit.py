@@ -1,5 +1,6 @@
 """The two CatBoost training routes: one fit reading the whole approx buffer ("pointer") and
-one ``CatBoost(iterations=1).fit`` per tree ("per_tree"); see the package notes."""
+one ``CatBoost(iterations=1).fit`` per tree ("per_tree"); how each works and when "auto" falls
+back: docs/guide/catboost.md, "How the adapter works"."""
 
 from __future__ import annotations
 

@@ -28,11 +28,17 @@ def _format_number(value) -> str:
 
 
 def default_eval_metric(objective: Objective) -> str:
-    """CatBoost's own metric string matching ``objective.metric_spec`` (see the module notes).
+    """CatBoost's own metric string matching ``objective.metric_spec`` (same ties and definition).
 
     Example::
 
         default_eval_metric(StochasticRank(metric="NDCG", top=10))  # "NDCG:top=10;..."
+
+    ``top`` becomes ``top=k``; NDCG and DCG get ``type=Exp`` (exp2 gain) or ``type=Base``
+    (linear), MRR its ``border``, PFound its ``decay``; ERR needs nothing more. CatBoost's
+    ranking metrics order tied scores pessimistically, as ``ties="worst"`` in
+    :mod:`stochrank_objectives.metrics`. FilteredDCG and the counting metrics have no CatBoost
+    metric with the same definition.
 
     Args:
       objective: an objective with a ``metric_spec``.

@@ -55,7 +55,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
     ``**booster_params`` are CatBoost parameters (``depth``, ``l2_leaf_reg``,
     ``random_strength``, ``bootstrap_type``, ``custom_metric``, ...) plus
 
-    - ``route``: ``"auto"`` (default), ``"pointer"`` or ``"per_tree"`` (see the package notes);
+    - ``route``: ``"auto"`` (default), ``"pointer"`` or ``"per_tree"`` ("auto" takes the fast
+      "pointer" route unless a setting breaks its assumptions; see :doc:`/guide/catboost`);
     - ``cat_features``: categorical column indices or names (as in ``CatBoostRanker``);
     - ``callbacks``: extra CatBoost callbacks (``after_iteration``), pointer route only.
 

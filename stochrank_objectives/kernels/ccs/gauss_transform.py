@@ -1,8 +1,9 @@
 """Numba kernels: one-sided Gauss transforms in O(n K) by Hermite expansion of boxes.
 
-The CCS sums of a full-list loss (:mod:`.ccs`) are, for every document at position ``p`` of the
-sampled order with conditional mean ``m_p``, sums over the breakpoints above it (``u < p``) or
-below it (``u > p``) of affine weights times a Gaussian kernel::
+The CCS sums of a full-list loss (:mod:`stochrank_objectives.kernels.ccs`) are, for every
+document at position ``p`` of the sampled order with conditional mean ``m_p``, sums over the
+breakpoints above it (``u < p``) or below it (``u > p``) of affine weights times a Gaussian
+kernel::
 
     up_w(p)   = sum_{u < p} w_u exp(-(y_u - m_p)^2 / (2 s^2)),
     down_w(p) = sum_{u > p} w_u exp(-(y_u - m_p)^2 / (2 s^2)),
