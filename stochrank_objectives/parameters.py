@@ -84,6 +84,16 @@ class Parameterised:
 
     _parameter_constraints: dict = {}
 
+    #: attributes derived from the parameters (or from the data last seen) and rebuilt on use:
+    #: left out of pickles and copies, so a shipped objective carries no training data
+    _derived_attributes: tuple[str, ...] = ("_checked_params",)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        for name in self._derived_attributes:
+            state.pop(name, None)
+        return state
+
     @classmethod
     def param_names(cls) -> tuple:
         """The ``__init__`` parameter names, in signature order."""

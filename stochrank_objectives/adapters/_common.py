@@ -4,6 +4,7 @@ for ``LGBMObjective``/``XGBObjective``, and the eval-metric definition behind ``
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -110,6 +111,14 @@ def check_objective_and_sglb(objective, sglb):
     check_sglb(sglb)
 
 
+class _IterationState(threading.local):
+    """One training's iteration bookkeeping, separate in every thread (fresh: 0, no callback)."""
+
+    def __init__(self) -> None:
+        self.next = 0                      # the adapter's own count (no callback)
+        self.synced: int | None = None     # the callback's iteration, when one drives it
+
+
 class BoosterObjective:
     """What the LightGBM and XGBoost objectives share: the wrapped objective and SGLB schedule,
     the iteration counter that keys the objective's noise, and pickling.
@@ -119,6 +128,11 @@ class BoosterObjective:
     itself from 0 (SGLB needs the callback). A pickled adapter keeps only the objective and the
     schedule; it is restored with a fresh counter (and :meth:`_restored` for the subclass's own
     state).
+
+    Threads: the counter and the callback's iteration are kept per thread (LightGBM and XGBoost
+    call the objective and the callbacks from the thread that runs the training), so one
+    adapter shared by trainings in several threads keys each training's noise by its own
+    trees. The wrapped objectives of this package are themselves safe to share.
 
     Example::
 
@@ -140,27 +154,28 @@ class BoosterObjective:
         self._restored()
 
     def _restored(self) -> None:
-        """Subclass state that is not pickled; the base resets the iteration counter."""
-        self.reset_iteration()
+        """Subclass state that is not pickled; the base starts a fresh per-thread counter."""
+        self._iterations = _IterationState()
 
     def reset_iteration(self) -> None:
-        """Start counting at 0 again, with no callback-set iteration."""
-        self._next_iteration = 0
-        self._synced_iteration: int | None = None
+        """Start counting at 0 again, with no callback-set iteration (in the calling thread)."""
+        self._iterations.next = 0
+        self._iterations.synced = None
 
     def sync_iteration(self, iteration: int | None) -> None:
         """Set (by the callback, before every tree) or clear (``None``) the current iteration."""
-        self._synced_iteration = iteration
+        self._iterations.synced = iteration
 
     def iteration(self) -> int:
         """The iteration of the gradient being computed: the callback's, else the own count."""
-        if self._synced_iteration is not None:
-            return self._synced_iteration
+        state = self._iterations
+        if state.synced is not None:
+            return state.synced
         if self.sglb is not None:
             raise RuntimeError("SGLB needs the adapter's callback, which sets each tree's "
                                f"learning rate: {self.callback_hint}")
-        t = self._next_iteration
-        self._next_iteration += 1
+        t = state.next
+        state.next += 1
         return t
 
     def __repr__(self) -> str:

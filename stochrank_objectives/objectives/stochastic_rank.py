@@ -124,6 +124,8 @@ class StochasticRank(ObjectiveParams):
         "summation": choice(*SUMMATIONS),
     }
 
+    _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
+
     def __init__(self, metric: str = "NDCG", top: int | None = None, sigma: float = 0.3,
                  mu: float = 0.0, nu: float = 1.0, sfa: float = 1.0, n_samples: int = 1,
                  seed: int = 0, estimator: str = "ccs", conditioning: str = "translation",
@@ -189,13 +191,17 @@ class StochasticRank(ObjectiveParams):
         # Gains and IDCG depend only on (labels, offsets), which a booster passes unchanged
         # every iteration: cache them (the IDCG sort would otherwise double the cost). The key
         # is the contents (a booster may refill one buffer in place), compared exactly.
+        # Thread safety: key and value live in one tuple, read once and replaced by one
+        # assignment, so a thread never returns arrays prepared for another thread's data (with
+        # separate key and value attributes it did: issue 21). Two threads on different data
+        # only recompute each other's entry.
         spec = self.metric_spec
-        cached = self.__dict__.get("_prepared_key")
-        if (cached is None or cached[0] != spec or not np.array_equal(cached[1], labels)
-                or not np.array_equal(cached[2], offs)):
-            self._prepared_value = spec.kernel_args(labels, offs)
-            self._prepared_key = (spec, labels.copy(), offs.copy())
-        return self._prepared_value
+        entry = self.__dict__.get("_prepared_entry")
+        if (entry is None or entry[0] != spec or not np.array_equal(entry[1], labels)
+                or not np.array_equal(entry[2], offs)):
+            entry = (spec, labels.copy(), offs.copy(), spec.kernel_args(labels, offs))
+            self._prepared_entry = entry
+        return entry[3]
 
     # -- the protocol -------------------------------------------------------------------
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):

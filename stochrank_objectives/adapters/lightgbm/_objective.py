@@ -49,7 +49,7 @@ class LGBMObjective(BoosterObjective):
         new.objective = self.objective
         new.sglb = self.sglb
         new._hub = self._hub
-        new.reset_iteration()
+        BoosterObjective._restored(new)  # its own per-thread counter, from 0
         new._hub.add(new)
         return new
 
