@@ -47,6 +47,7 @@ import os
 import re
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -202,7 +203,7 @@ def _has_data_line(path: Path) -> bool:
         raise _gzip_error(path, exc) from None
 
 
-def check_letor_files(layout: LetorLayout, folds=None) -> None:
+def check_letor_files(layout: LetorLayout, folds: Iterable[int] | None = None) -> None:
     """Refuse a split file without any data line, before anything is parsed or trained.
 
     Only the start of each file is read (up to its first data line), so this is cheap on the
