@@ -27,7 +27,8 @@ import numpy as np  # noqa: E402
 from stochrank_objectives import metrics as M  # noqa: E402
 from stochrank_objectives.data import (  # noqa: E402
     RankingData, load_lightgbm_lambdarank, load_mq2008)
-from stochrank_objectives.letor import LetorLayout, letor_layout, load_letor_fold  # noqa: E402
+from stochrank_objectives.letor import (  # noqa: E402
+    LetorLayout, check_letor_files, letor_layout, load_letor_fold)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATA_CACHE = RESULTS / ".data_cache"   # parsed --data files (ignored by git)
@@ -75,7 +76,10 @@ def dataset_folds(dataset) -> list:
 
 def resolve_dataset(args):
     """``(dataset, folds)`` from ``--data``/``--cache-dir``/``--dataset``/``--folds``: the folds
-    default to all of the data set's and must be among them."""
+    default to all of the data set's and must be among them. The split files of a ``--data``
+    folder's chosen folds are checked here, before any trial trains: one without any data line
+    (or an unreadable ``.gz`` start) stops the command naming the file, instead of trials that
+    fail one by one, or succeed with NaN metrics, in the workers."""
     dataset = (open_data_folder(args.data, args.cache_dir) if getattr(args, "data", None)
                else args.dataset)
     available = dataset_folds(dataset)
@@ -84,6 +88,11 @@ def resolve_dataset(args):
     if missing:
         raise SystemExit(f"--folds {' '.join(map(str, missing))}: {dataset} has folds "
                          f"{' '.join(map(str, available))}")
+    if isinstance(dataset, DataFolder):
+        try:
+            check_letor_files(dataset.layout, folds)
+        except ValueError as exc:
+            raise SystemExit(f"--data {args.data}: {exc}") from None
     return dataset, folds
 
 

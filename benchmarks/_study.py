@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -111,6 +112,35 @@ class Study:
         return md
 
 
+def writable_folder(path, option: str = "--out") -> Path:
+    """``path`` created if missing and checked writable (a probe file written and removed), so
+    that an output folder that cannot take the results stops the command before any trial
+    trains, not after the first one (whose result would be lost).
+
+    Example::
+
+        out = writable_folder(args.out)   # SystemExit: --out /results: cannot write there ...
+
+    Args:
+      path: the output folder.
+      option: the command-line option it came from, for the message.
+
+    Returns:
+      ``path`` as a Path. Raises ``SystemExit`` naming the option, the folder and the fix.
+    """
+    path = Path(path)
+    probe = path / f".write_probe.{os.getpid()}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise SystemExit(f"{option} {path}: cannot write there ({exc.strerror or exc}): choose "
+                         f"another folder with {option}, or make this one writable") from None
+    return path
+
+
 def _log(message):
     from tqdm.auto import tqdm
 
@@ -126,7 +156,7 @@ def run_study(args, methods, targets, cache_name: str) -> Study:
     # a --data folder is a str subclass: its name in reports and paths, its files for loading
     args.dataset, args.folds = resolve_dataset(args)
     dataset = args.dataset
-    out = Path(args.out) if args.out else RESULTS / args.dataset
+    out = writable_folder(args.out if args.out else RESULTS / args.dataset)
     space = Space(lr_min=args.lr_min)
     cfg = TrainConfig(max_trees=args.max_trees, patience=args.patience, threads=args.threads)
     cache = Cache(out, cache_name)
@@ -137,4 +167,9 @@ def run_study(args, methods, targets, cache_name: str) -> Study:
     else:
         rows = run_all(jobs, dataset, space, cfg, cache, Execution.from_args(args),
                        log=_log)
+    failed = [r for r in rows if "error" in r]
+    if rows and len(failed) == len(rows):
+        # Nothing to select or report: a table of dashes with exit status 0 would pass for a run.
+        raise SystemExit(f"all {len(rows)} trials failed (their errors are in {cache.path}); "
+                         f"the first: {failed[0]['error']}")
     return Study(args, out, space, cfg, rows, select_runs(rows), started)

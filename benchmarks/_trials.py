@@ -220,7 +220,25 @@ def run_trial(job: Job, split: Split, space: Space, cfg: TrainConfig) -> dict:
         row[f"test_{name}_skip"] = float(np.nanmean(values[has_rel]))
         row[f"pq_{name}"] = [round(float(v), 5) for v in values]
     row["has_rel"] = [int(b) for b in has_rel]
+    problem = metric_problem(row)
+    if problem:
+        raise ValueError(problem)   # trial_row records it as a failed trial
     return row
+
+
+def metric_problem(row) -> str | None:
+    """Why a trial's row cannot count as a result (``None`` if it can): a validation or test
+    metric that is not finite. Selection compares validation metrics and the reports average
+    test metrics, so a NaN (an empty split, a test split without any relevant document, scores
+    that are not finite) would be silently skipped or poison a mean."""
+    bad = [f"{k}={v}" for k, v in row.items()
+           if (k == "valid_target" or (k.startswith("test_") and not isinstance(v, list)))
+           and not np.isfinite(v)]
+    if not bad:
+        return None
+    return (f"non-finite metrics ({', '.join(bad)}): the validation or test split has no query "
+            "to score (or, for the _skip metrics, no query with a relevant document), or the "
+            "model's scores are not finite")
 
 
 class Cache:
@@ -236,7 +254,9 @@ class Cache:
         self.rows = {}
         for f in sorted(self.folder.glob("*.jsonl")):
             for row in read_rows(f):
-                self.rows[row["hash"]] = row
+                # a row recorded with NaN metrics by an older version: a failure, retried
+                problem = None if "error" in row else metric_problem(row)
+                self.rows[row["hash"]] = {**row, "error": problem} if problem else row
 
     def get(self, h):
         return self.rows.get(h)

@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from ._data import load_split, resolve_dataset, test_metrics
 from ._executor import Execution, add_execution_args, run_tasks, worker_split
 from ._jsonl import append_row, read_rows
-from ._study import add_data_args
+from ._study import add_data_args, writable_folder
 from ._trials import TRAINERS, TrainConfig, set_numba_threads
 
 METHODS = {"SR-R1soft": ("sr_r1soft", {}), "SR-R1": ("sr_r1", {"mu": 0.1}),
@@ -63,6 +63,16 @@ def run_one(booster, method, target, fold, seed, split, cfg, depth=6):
     per, has_rel = test_metrics(np.asarray(predict(split.test.X), np.float64), split.test,
                                   split.grade_max)
     values = per[TEST_METRIC[target]][has_rel]
+    # no mean to record otherwise: NaN would pass for a result and poison the table's means
+    run = f"{booster} {method} {target} fold {fold} seed {seed}"
+    if not values.size:
+        raise ValueError(f"{run}: no test query has a relevant document (label > 0), so the "
+                         f"{TEST_METRIC[target]} of queries that have one has no value: check "
+                         "the labels of the test file")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{run}: {TEST_METRIC[target]} is not finite on "
+                         f"{int(np.sum(~np.isfinite(values)))} test queries: the model's scores "
+                         "are not finite")
     return dict(booster=booster, method=method, target=target, fold=fold, seed=seed,
                 n_trees=int(n_trees), wall_s=round(wall, 2), mean=float(np.mean(values)),
                 per_query=[round(float(v), 6) for v in values])
@@ -127,7 +137,7 @@ def main(argv=None):
     if args.out is None:
         args.out = Path(f"benchmarks/results/{args.dataset}_defaults")
     cfg = TrainConfig(max_trees=args.max_trees, patience=50, threads=args.threads)
-    args.out.mkdir(parents=True, exist_ok=True)
+    writable_folder(args.out)   # before any training, not when the first run is appended
     tag = "_".join(args.boosters) + ("" if args.depth == 6 else f"_depth{args.depth}")
     cache = args.out / f"defaults_{tag}.jsonl"
     rows = read_rows(cache)

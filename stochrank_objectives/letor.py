@@ -29,6 +29,9 @@ letter: ``trainingset.txt`` is train, ``latest.txt`` is not test). Lines are
 ``label qid:Q i:v ... # comment`` with 1-based, increasing feature indices (any may be missing:
 the number of features of a fold is the largest index in its files) and the lines of a query
 contiguous.
+A file without any data line (empty, or only blank and comment lines) and a truncated or
+corrupt ``.gz`` are refused with the file named (:func:`check_letor_files` finds the first kind
+from the start of each file, before anything is parsed).
 
 Cache: with ``cache_dir``, each parsed file is kept there as an uncompressed ``.npz`` (float32
 features, float64 labels, int64 query ids), keyed by the source's resolved path, size and
@@ -43,6 +46,8 @@ import json
 import os
 import re
 import zipfile
+import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,7 +57,8 @@ from sklearn.datasets import load_svmlight_file
 from .data import RankingData
 from .groups import query_offsets_from_qid
 
-__all__ = ["LetorLayout", "letor_layout", "load_letor_file", "load_letor_fold"]
+__all__ = ["LetorLayout", "letor_layout", "check_letor_files", "load_letor_file",
+           "load_letor_fold"]
 
 SPLITS = ("train", "vali", "test")
 _SPLIT_PATTERNS = {split: re.compile(rf"(?<![a-z]){split}") for split in SPLITS}
@@ -172,6 +178,57 @@ def _open_text(path: Path):
     return opener(path, "rt", encoding="utf-8", errors="replace")
 
 
+# What the gzip module raises for a cut download (EOFError) or damaged bytes: neither names the
+# file, so the readers turn them into a ValueError that does.
+_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _gzip_error(path: Path, exc: Exception) -> ValueError:
+    what = "truncated" if isinstance(exc, EOFError) else "corrupt"
+    return ValueError(f"{what} gzip file {path} ({exc}): re-download it, or re-compress the "
+                      "text file (gzip -k FILE)")
+
+
+def _no_data(path: Path) -> str:
+    return (f"{path} has no data line (it is empty, or holds only blank and comment lines): "
+            "re-download or re-create it")
+
+
+def _has_data_line(path: Path) -> bool:
+    """Whether ``path`` has a line that is not blank or a comment (reads up to that line)."""
+    try:
+        with _open_text(path) as handle:
+            return any(line.split("#", 1)[0].strip() for line in handle)
+    except _GZIP_ERRORS as exc:
+        raise _gzip_error(path, exc) from None
+
+
+def check_letor_files(layout: LetorLayout, folds: Iterable[int] | None = None) -> None:
+    """Refuse a split file without any data line, before anything is parsed or trained.
+
+    Only the start of each file is read (up to its first data line), so this is cheap on the
+    largest sets; bad lines further down are found by :func:`load_letor_file`.
+
+    Example::
+
+        check_letor_files(letor_layout("MSLR-WEB30K"), folds=[1, 2])
+
+    Args:
+      layout: from :func:`letor_layout`.
+      folds: the fold numbers to check (default: all of ``layout.folds``).
+
+    Returns:
+      None. Raises ``ValueError`` naming the first file that is empty (or holds only blank and
+      comment lines) or whose gzip stream cannot be read, with what to do about it.
+    """
+    for fold in sorted(layout.folds) if folds is None else folds:
+        for split, path in layout.folds[fold].items():
+            if path is not None and not _has_data_line(path):
+                hint = (" (or delete the validation file of every fold: a set may have none)"
+                        if split == "vali" else "")
+                raise ValueError(_no_data(path) + hint)
+
+
 def _line_problem(tokens: list) -> str | None:
     """What is wrong with one data line's tokens (``None`` if nothing)."""
     previous_index = 0
@@ -224,10 +281,15 @@ def _first_bad_line(path: Path) -> str:
 def _parse(path: Path):
     """Features (float32, dense, width = the largest index), labels and query ids of a file."""
     try:
-        X, y, qid = load_svmlight_file(str(path), dtype=np.float32, query_id=True,
-                                       zero_based=False)
-    except ValueError:
-        raise ValueError(_first_bad_line(path)) from None
+        try:
+            X, y, qid = load_svmlight_file(str(path), dtype=np.float32, query_id=True,
+                                           zero_based=False)
+        except ValueError:
+            raise ValueError(_first_bad_line(path)) from None
+    except _GZIP_ERRORS as exc:
+        raise _gzip_error(path, exc) from None
+    if y.size == 0:   # svmlight reads an empty file as 0 rows: no query to train or score on
+        raise ValueError(_no_data(path))
     runs = np.count_nonzero(np.diff(qid)) + 1 if qid.size else 0
     if (qid.size != y.size or not np.all(np.isfinite(y)) or np.any(y < 0)
             or runs != np.unique(qid).size):
@@ -261,7 +323,8 @@ def load_letor_file(path, cache_dir=None):
 
     Returns:
       The arrays; ``X`` has as many columns as the file's largest feature index. Raises
-      ``ValueError`` naming the file and line number of the first bad line.
+      ``ValueError`` naming the file: with the line number of the first bad line, for a file
+      without any data line, and for a truncated or corrupt ``.gz``.
     """
     path = Path(path).resolve()
     if not path.is_file():

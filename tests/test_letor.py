@@ -116,3 +116,37 @@ def test_cache_is_read_back_without_parsing_and_follows_the_source(tmp_path, mon
     cached.write_bytes(cached.read_bytes()[:100])
     load_letor_file(path, cache)
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("cut", ["truncated", "corrupt", "not gzip"])
+def test_a_damaged_gzip_file_is_named(tmp_path, cut):
+    path = write_lines(tmp_path / "Fold1" / "train.txt.gz",
+                       letor_lines(np.random.default_rng(5), 400))
+    data = path.read_bytes()
+    if cut == "truncated":   # a download stopped half-way
+        data = data[: len(data) // 2]
+    elif cut == "corrupt":   # a flipped byte inside the deflate stream
+        data = data[:200] + bytes([data[200] ^ 0xFF]) + data[201:]
+    else:
+        data = b"1 qid:1 1:0.5\n" * 10
+    path.write_bytes(data)
+    what = "truncated" if cut == "truncated" else "corrupt"
+    with pytest.raises(ValueError, match=rf"{what} gzip file .*train\.txt\.gz .*re-download it, "
+                                         "or re-compress"):
+        load_letor_file(path, tmp_path / "cache")
+
+
+@pytest.mark.parametrize("text", ["", "\n# only a comment\n\n"])
+def test_a_file_without_data_lines_is_named(tmp_path, text):
+    root = write_fold_folder(tmp_path / "web", n_folds=2, suffix=".txt")
+    (root / "Fold2" / "vali.txt").write_text(text)
+    layout = letor_layout(root)
+    letor.check_letor_files(layout, [1])   # only the folds asked for are read
+    with pytest.raises(ValueError, match=r"Fold2/vali\.txt has no data line .*re-download or "
+                                         r"re-create it \(or delete the validation file"):
+        letor.check_letor_files(layout)
+    with pytest.raises(ValueError, match=r"Fold2/vali\.txt has no data line"):
+        load_letor_fold(layout, 2)
+    (root / "Fold1" / "train.txt").write_text(text)
+    with pytest.raises(ValueError, match=r"Fold1/train\.txt has no data line .*re-create it$"):
+        letor.check_letor_files(layout, [1])

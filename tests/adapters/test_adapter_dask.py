@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 pd = pytest.importorskip("pandas")
+dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
@@ -329,6 +330,22 @@ def test_objectives_without_seed_are_used_as_is():
                                rtol=1e-12, atol=1e-15)  # per-query objective: same gradients
 
 
+@pytest.mark.parametrize("with_layout", [True, False])
+@pytest.mark.parametrize("offsets", [np.array([0]), np.zeros(0, dtype=np.int64)])
+def test_a_worker_without_rows_gets_an_empty_gradient(with_layout, offsets):
+    """A worker holding only empty partitions: no bare numpy error from the seeding layer."""
+    layout = _toy_layout()[1] if with_layout else None
+    seg = seeding.Segmenter(layout)
+    wrapped = seeding.PartitionSeeded(StochasticRank(top=5, seed=1), seg)
+    sglb = seeding.PartitionSGLB.from_sglb(SGLB(0.1, 0.01, 100.0, seed=3), seg)
+    empty = np.zeros(0)
+    for grad, hess in (wrapped.grad_hess(empty, empty, offsets, 0),
+                       sglb.grad_hess(wrapped, empty, empty, offsets, 2)):
+        assert grad.shape == hess.shape == (0,) and grad.dtype == np.float64
+    with pytest.raises(RuntimeError, match="3 scores for a shard without queries"):
+        wrapped.grad_hess(np.zeros(3), empty, offsets, 0)
+
+
 def test_front_end_needs_its_callback():
     obj = sdask.DaskLGBMObjective(StochasticRank(top=5))
     with pytest.raises(RuntimeError, match="callback"):
@@ -408,6 +425,31 @@ def _dask_xgb(client, frame, objective, sglb, dtrain=None, layout=None):
 def _workers_used(client, frame):
     distributed.wait(frame)
     return {worker for worker, keys in client.has_what().items() if keys}
+
+
+def test_empty_partitions_are_refused_for_both_libraries(mq2008, client):
+    """XGBoost used to take a frame with an empty partition (and fail in its allreduce or the
+    seeding layer); now both builders and both front ends name it, with the fix."""
+    pdf = mq2008[2]
+    cut = int(np.flatnonzero(np.diff(pdf["qid"].to_numpy()))[40]) + 1   # a query start
+    pieces = [pdf.iloc[:cut], pdf.iloc[:0], pdf.iloc[cut:]]
+    df = dd.from_delayed([dask.delayed(p) for p in pieces], meta=pdf.iloc[:0],
+                         verify_meta=False)
+    message = (r"1 of the 3 partitions of the frame.* are empty \(partition 1\): .*"
+               r"repartition_by_query\(df, qid\) first")
+    layout = sdask.query_layout(df, "qid", "label")
+    for given in (None, layout):
+        with pytest.raises(ValueError, match=message):
+            sdask.xgboost_dmatrix(client, df, "qid", "label", layout=given)
+        with pytest.raises(ValueError, match=message):
+            sdask.lightgbm_inputs(df, "qid", "label", layout=given)
+    with pytest.raises(ValueError, match=message):
+        sdask.train_xgboost(client, dict(XGB_PARAMS), None, 2, StochasticRank(top=5),
+                            layout=layout)
+    with pytest.raises(ValueError, match=message):
+        sdask.DaskLGBMObjective(StochasticRank(top=5), layout=layout)
+    fixed = sdask.repartition_by_query(df, "qid", npartitions=2)   # the fix the message names
+    assert all(s.size for s in sdask.query_layout(fixed, "qid", "label").sizes)
 
 
 CASES = {

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks import _data, compare, defaults
+from benchmarks import _data, ablation, compare, defaults
 from _letor_files import letor_lines, write_fold_folder, write_lines
 
 TINY = ["--budget", "1", "--max-trees", "3", "--patience", "2", "--no-progress", "--no-plots",
@@ -77,3 +77,70 @@ def test_data_folder_is_its_name_and_pickles(tmp_path):
     with pytest.raises(SystemExit, match="--folds 3: web has folds 1 2"):
         compare.main(TINY + ["--data", str(tmp_path / "web"), "--folds", "3",
                              "--out", str(tmp_path / "out")])
+
+
+def one_fold_folder(root, seed=6):
+    """train/vali/test directly in ``root`` (one fold), a few queries each."""
+    rng = np.random.default_rng(seed)
+    for split, n in (("train", 12), ("vali", 4), ("test", 4)):
+        write_lines(root / f"{split}.txt", letor_lines(rng, n, first_qid=100 * len(split)))
+    return root
+
+
+def no_training(monkeypatch):
+    """Make any training fail the test: the checks must come first."""
+    from benchmarks import _trials
+
+    def trainer(*args, **kwargs):
+        raise AssertionError("a trial trained")
+
+    for booster in list(_trials.TRAINERS):
+        monkeypatch.setitem(_trials.TRAINERS, booster, trainer)
+
+
+COMMANDS = {
+    "compare": lambda argv: compare.main(TINY + argv),
+    "ablation": lambda argv: ablation.main(TINY[:-4] + argv),   # no --methods/--targets
+    "defaults": lambda argv: defaults.main(["--seeds", "0", "--boosters", "lightgbm",
+                                            "--max-trees", "3", "--no-progress"] + argv),
+}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("split, text", [("vali", ""), ("test", ""), ("train", "# no data\n")])
+def test_a_split_file_without_data_is_refused_before_any_training(tmp_path, monkeypatch,
+                                                                   command, split, text):
+    root = one_fold_folder(tmp_path / "web")
+    (root / f"{split}.txt").write_text(text)
+    no_training(monkeypatch)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit, match=rf"--data .*web: .*web/{split}\.txt has no data line "
+                                         r".*re-download or re-create it"):
+        COMMANDS[command](["--data", str(root), "--out", str(out),
+                           "--cache-dir", str(tmp_path / "cache")])
+    assert not list(out.glob("*.jsonl"))   # nothing recorded
+
+
+def test_a_truncated_gzip_train_file_is_named(tmp_path, monkeypatch):
+    root = tmp_path / "web"
+    rng = np.random.default_rng(7)
+    path = write_lines(root / "train.txt.gz", letor_lines(rng, 300))
+    path.write_bytes(path.read_bytes()[:-40])   # the end of a download missing
+    for split in ("vali", "test"):
+        write_lines(root / f"{split}.txt", letor_lines(rng, 4, first_qid=1000))
+    no_training(monkeypatch)
+    with pytest.raises(ValueError, match=r"truncated gzip file .*web/train\.txt\.gz .*"
+                                         "re-download it, or re-compress"):
+        compare.main(TINY + ["--data", str(root), "--out", str(tmp_path / "out"),
+                             "--cache-dir", str(tmp_path / "cache")])
+
+
+def test_defaults_records_no_nan_when_no_test_query_has_a_relevant_document(tmp_path):
+    root = one_fold_folder(tmp_path / "web")
+    write_lines(root / "test.txt", letor_lines(np.random.default_rng(8), 4, max_label=0))
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="lightgbm native LambdaMART NDCG@5 fold 1 seed 0: no "
+                                         "test query has a relevant document"):
+        COMMANDS["defaults"](["--data", str(root), "--out", str(out), "--methods",
+                              "native LambdaMART", "--cache-dir", str(tmp_path / "cache")])
+    assert not list(out.glob("*.jsonl"))

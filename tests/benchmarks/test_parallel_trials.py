@@ -172,3 +172,55 @@ def test_execution_options_are_checked(capsys):
         _executor.Execution(workers=2, scheduler="tcp://127.0.0.1:8786")
     with pytest.raises(ValueError, match="--workers 1"):
         _executor.Execution(workers=0)
+
+
+def test_a_trial_with_nan_metrics_is_a_failure_and_all_failed_exits_non_zero(tmp_path,
+                                                                              monkeypatch):
+    """An empty split or NaN scores give NaN metrics: never a successful trial (selection would
+    compare NaNs); a study whose every trial failed stops with the first error."""
+    monkeypatch.setattr(_trials, "eval_target", lambda *args: float("nan"))
+    args = tiny(budget=1) + ["--out", str(tmp_path)]
+    with pytest.raises(SystemExit, match=r"all 2 trials failed \(their errors are in .*runs"
+                                         r"\.jsonl\); the first: ValueError: non-finite "
+                                         r"metrics \(valid_target=nan\)"):
+        compare.main(args)
+    rows = list(rows_of(tmp_path / "runs.jsonl").values())
+    assert len(rows) == 2 and all("non-finite metrics" in r["error"] for r in rows)
+    monkeypatch.undo()
+    calls = counting_trainers(monkeypatch)
+    assert compare.main(args) == 0 and len(calls) == 2   # failed trials are retried
+
+
+def test_a_cached_row_with_nan_metrics_counts_as_failed(tmp_path):
+    (tmp_path / "runs.jsonl").write_text('{"hash": "a", "valid_target": NaN, "test_MRR": 0.5}\n'
+                                         '{"hash": "b", "valid_target": 0.7, "test_MRR": 0.5}\n')
+    cache = _trials.Cache(tmp_path, "runs.jsonl")
+    assert "non-finite metrics (valid_target=nan)" in cache.get("a")["error"]
+    assert "error" not in cache.get("b")
+
+
+@pytest.mark.parametrize("command", ["compare", "defaults"])
+def test_an_unwritable_out_folder_stops_before_any_training(tmp_path, monkeypatch, command):
+    out = tmp_path / "readonly"
+    out.mkdir()
+    out.chmod(0o555)
+    if os.geteuid() == 0:   # root writes through the mode bits: refuse writes there instead
+        real_open = os.open
+
+        def refusing_open(path, *args, **kwargs):
+            if Path(path).parent == out:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", refusing_open)
+    calls = counting_trainers(monkeypatch)
+    try:
+        with pytest.raises(SystemExit, match=r"--out .*readonly: cannot write there "
+                                             r"\(Permission denied\): choose another folder"):
+            if command == "compare":
+                compare.main(TINY + ["--out", str(out)])
+            else:
+                defaults.main(DEFAULTS_TINY + ["--no-progress", "--out", str(out)])
+    finally:
+        out.chmod(0o755)
+    assert calls == []

@@ -27,6 +27,7 @@ import uuid
 
 from ...sglb import SGLB
 from .layout import QueryLayout
+from .partitions import refuse_empty_partitions
 from .seeding import PartitionSGLB, PartitionSeeded, Segmenter
 
 # Per worker thread: token of the running front end -> (adapter, adapter callback). Thread-local
@@ -61,6 +62,8 @@ class DaskFrontEnd:
         self._adapter_type(objective, sglb=sglb)  # validates both
         if layout is not None and not isinstance(layout, QueryLayout):
             raise TypeError(f"layout must be a QueryLayout or None, got {type(layout).__name__}")
+        if layout is not None:   # the trained frame has the layout's partitions: refuse now
+            refuse_empty_partitions(layout.sizes, "frame of the layout")
         self.objective = objective
         self.sglb = sglb
         self.layout = layout

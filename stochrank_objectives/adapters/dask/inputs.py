@@ -3,7 +3,8 @@
 Each library receives the query structure in its own form: LightGBM a ``group`` array of query
 sizes chunked exactly like the frame (:func:`lightgbm_inputs`), XGBoost a ``qid`` column that must
 be non-decreasing on every worker (:func:`xgboost_dmatrix`). Both builders check the partitions
-first (or trust a :class:`~.layout.QueryLayout` computed from the same frame). Features, labels
+first (or trust a :class:`~.layout.QueryLayout` computed from the same frame) and refuse empty
+partitions, naming them (``partitions.refuse_empty_partitions``). Features, labels
 and query structure are all cut from the frame's own partitions (see :mod:`.partitions`): a
 column of a frame read from files may be read in fewer, fused partitions, and both libraries
 pair the partitions of ``X``, ``y`` and the query structure one to one. Booster modules are
@@ -20,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .partitions import frame_parts, query_runs, check_query_partitions
+from .partitions import (check_query_partitions, frame_parts, query_runs,
+                         refuse_empty_partitions)
 
 __all__ = ["lightgbm_inputs", "xgboost_dmatrix"]
 
@@ -49,6 +51,7 @@ def _frame_inputs(df, qid, label, features, layout):
                          f"{len(parts)}: compute it from this frame (query_layout(df, ...))")
     else:
         sizes = layout.sizes
+    refuse_empty_partitions(sizes)   # one check, the same message, for both libraries
     X = dd.from_delayed([dask.delayed(_select)(p, features) for p in parts],
                         meta=df._meta[features], verify_meta=False)
     y = dd.from_delayed([dask.delayed(_select)(p, label) for p in parts],
@@ -76,13 +79,13 @@ def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
         (without it the partitions are checked with :func:`~.partitions.check_query_partitions`).
 
     Returns:
-      ``(X, y, group)``: the feature frame, the label series and the query-size array.
+      ``(X, y, group)``: the feature frame, the label series and the query-size array. Raises
+      ``ValueError`` naming the empty partitions, if any, and
+      :class:`~.partitions.SplitQueryError` for a split query.
     """
     import dask.array as da
 
     _, sizes, X, y = _frame_inputs(df, qid, label, features, layout)
-    if any(s.size == 0 for s in sizes):
-        raise ValueError("the frame has empty partitions; use repartition_by_query first")
     group = da.concatenate([da.from_array(s, chunks=(s.size,)) for s in sizes])
     return X, y, group
 
@@ -110,7 +113,9 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
       kwargs: passed to ``DaskDMatrix`` (not ``weight``: the objectives take none).
 
     Returns:
-      The ``DaskDMatrix``.
+      The ``DaskDMatrix``. Raises ``ValueError`` naming the empty partitions, if any (as
+      :func:`lightgbm_inputs` does), and :class:`~.partitions.SplitQueryError` for a split
+      query.
     """
     import dask
     import dask.dataframe as dd

@@ -131,6 +131,21 @@ def raise_layout(split, duplicated, what="partition"):
             "(or rechunk_by_query for arrays) first")
 
 
+def refuse_empty_partitions(sizes, what: str = "frame") -> None:
+    """Raise ValueError naming the empty partitions among ``sizes`` (per partition, its query
+    sizes), with the fix. Shared by both libraries' input builders and the front ends: a
+    worker whose partitions are all empty has no query, which XGBoost answers with a failed
+    ring allreduce and LightGBM with an error of its own, neither naming the partition."""
+    empty = [p for p, s in enumerate(sizes) if len(s) == 0]
+    if empty:
+        shown = ", ".join(map(str, empty[:5])) + (", ..." if len(empty) > 5 else "")
+        raise ValueError(
+            f"{len(empty)} of the {len(sizes)} partitions of the {what} are empty (partition "
+            f"{shown}): LightGBM and XGBoost need rows in every partition; use "
+            "stochrank_objectives.adapters.dask.repartition_by_query(df, qid) first (it leaves "
+            "no partition empty)")
+
+
 def check_query_partitions(data, qid=None) -> list[np.ndarray]:
     """Check that no query is split across partitions; return each partition's query sizes.
 

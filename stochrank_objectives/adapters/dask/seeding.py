@@ -59,7 +59,9 @@ class Segmenter:
     def __call__(self, labels, offsets):
         if self._arrays is None or self._arrays[0] is not labels or self._arrays[1] is not offsets:
             offsets = np.asarray(offsets, dtype=np.int64)
-            if self.layout is None:  # no layout: one segment, keyed by the shard's content
+            if offsets.size < 2 or offsets[-1] == 0:
+                cuts = []  # a shard without rows (a worker holding only empty partitions)
+            elif self.layout is None:  # no layout: one segment, keyed by the shard's content
                 key = partition_digest(labels, np.diff(offsets))
                 cuts = [(key, 0, int(offsets[-1]), 0, offsets.size - 1)]
             else:
@@ -133,8 +135,9 @@ class PartitionSGLB(SGLB):
         segments = self._segments
         if segments is None or self.diffusion_temperature is None:
             return super().noise(n_docs, iteration, key)
-        if segments and segments[-1][2] != int(n_docs):
-            raise RuntimeError(f"noise for {n_docs} documents, the shard has {segments[-1][2]}")
+        shard_rows = segments[-1][2] if segments else 0
+        if shard_rows != int(n_docs):
+            raise RuntimeError(f"noise for {n_docs} documents, the shard has {shard_rows}")
         plain = super().noise  # bound here: zero-argument super() fails in a comprehension
         # The empty draw validates the arguments and keeps the dtype for a shard with no rows.
         draws = [plain(0, iteration, key)]
@@ -178,6 +181,11 @@ class PartitionSeeded:
             g, h = obj.grad_hess(scores[r0:r1], seg_labels, seg_offsets, iteration=iteration)
             grads.append(np.asarray(g, dtype=np.float64))
             hesses.append(np.asarray(h, dtype=np.float64))
+        if not grads:  # a shard without rows has nothing to cut; its gradient is empty too
+            if scores.size:
+                raise RuntimeError(f"{scores.size} scores for a shard without queries: the "
+                                   "booster's labels and query groups disagree")
+            return np.zeros(0), np.zeros(0)
         if len(grads) == 1:
             return grads[0], hesses[0]
         return np.concatenate(grads), np.concatenate(hesses)
