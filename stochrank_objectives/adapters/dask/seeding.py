@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import copy
 
+import threading
+
 import numpy as np
 
 from ...sglb import SGLB
@@ -53,11 +55,15 @@ class Segmenter:
 
     def __init__(self, layout: QueryLayout | None):
         self.layout = layout
-        self._arrays = None
-        self.segments = None
+        self._entry = None      # (labels, offsets, segments) of the last call: one value
+        self.segments = None    # the last segments, for inspection
 
     def __call__(self, labels, offsets):
-        if self._arrays is None or self._arrays[0] is not labels or self._arrays[1] is not offsets:
+        # the cache entry is read once and replaced in one assignment, so concurrent callers
+        # with different arrays never return each other's segments
+        entry = self._entry
+        if entry is None or entry[0] is not labels or entry[1] is not offsets:
+            given_offsets = offsets
             offsets = np.asarray(offsets, dtype=np.int64)
             if offsets.size < 2 or offsets[-1] == 0:
                 cuts = []  # a shard without rows (a worker holding only empty partitions)
@@ -66,10 +72,11 @@ class Segmenter:
                 cuts = [(key, 0, int(offsets[-1]), 0, offsets.size - 1)]
             else:
                 cuts = self.layout.segments(labels, offsets)
-            self.segments = [(key, r0, r1, labels[r0:r1], offsets[q0:q1 + 1] - r0)
-                             for key, r0, r1, q0, q1 in cuts]
-            self._arrays = (labels, offsets)
-        return self.segments
+            segments = [(key, r0, r1, labels[r0:r1], offsets[q0:q1 + 1] - r0)
+                        for key, r0, r1, q0, q1 in cuts]
+            entry = self._entry = (labels, given_offsets, segments)
+            self.segments = segments
+        return entry[2]
 
 
 class PartitionSGLB(SGLB):
@@ -93,7 +100,24 @@ class PartitionSGLB(SGLB):
                  diffusion_temperature: float | None = 10000.0, seed: int = 0):
         super().__init__(learning_rate, model_shrink_rate, diffusion_temperature, seed)
         self.segmenter: Segmenter | None = None
-        self._segments = None
+
+    # The segments that grad_hess cut for the noise it then draws: kept per thread, so that
+    # trainings sharing this schedule in several threads each draw their own shard's noise.
+    _derived_attributes = ("_checked_params", "_thread_state")
+
+    def _thread_local(self) -> threading.local:
+        state = self.__dict__.get("_thread_state")
+        if state is None:  # setdefault: two threads arriving at once keep one object
+            state = self.__dict__.setdefault("_thread_state", threading.local())
+        return state
+
+    @property
+    def _segments(self):
+        return getattr(self._thread_local(), "segments", None)
+
+    @_segments.setter
+    def _segments(self, value) -> None:
+        self._thread_local().segments = value
 
     @classmethod
     def from_sglb(cls, sglb: SGLB, segmenter: Segmenter | None = None) -> "PartitionSGLB":
