@@ -62,7 +62,12 @@ def query_offsets(n_rows: int, qid, group, where: str) -> np.ndarray:
         if qid.shape != (n_rows,):
             raise ValueError(f"{where}: qid has shape {qid.shape}, expected ({n_rows},) (one "
                              "query id per row of X)")
-        return query_offsets_from_qid(qid)
+        try:
+            return query_offsets_from_qid(qid)
+        except ValueError as exc:
+            if where == "fit":  # the training qid: the message already names it
+                raise
+            raise ValueError(f"{where}: {exc}") from None
     offsets = query_offsets_from_sizes(np.asarray(group).ravel())
     if offsets[-1] != n_rows:
         raise ValueError(f"{where}: group sizes sum to {offsets[-1]} but X has {n_rows} rows")

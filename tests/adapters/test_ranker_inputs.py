@@ -152,3 +152,22 @@ def test_a_failed_refit_leaves_the_ranker_unfitted(make):
 def test_best_iteration_convention_is_in_each_ranker_docstring(make):
     doc = make.cls.__doc__
     assert "best_iteration_" in doc and "0-based" in doc
+
+
+# -- issue 21: no silent wrong answers --------------------------------------------------------
+def _with_zeros(X):
+    # half the entries 0.0: what a scipy sparse matrix leaves implicit
+    Xz = X.copy()
+    Xz[np.abs(Xz) < 0.7] = 0.0
+    return Xz
+
+
+@pytest.mark.parametrize("bad,shown", [(np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "-inf")])
+def test_a_non_finite_qid_is_refused_naming_the_row(make, bad, shown):
+    qid = QID.astype(np.float64)
+    qid[QID == 3] = bad  # rows 24..31, contiguous
+    with pytest.raises(ValueError, match=rf"^qid has {shown} at row 24 \(first of 8\): query "
+                                         r"ids must be finite"):
+        make().fit(X, Y, qid=qid)
+    with pytest.raises(ValueError, match=rf"^eval_set\[0\]: qid has {shown} at row 24"):
+        make().fit(X, Y, qid=QID, eval_set=[(X, Y, qid)])
