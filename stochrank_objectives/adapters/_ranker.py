@@ -21,7 +21,13 @@ from sklearn.base import BaseEstimator
 from ..groups import as_float_array
 from ._booster_params import ALIASES, check_known_names, refuse_aliases
 from ._common import EvalMetric, objective_metric
-from ._ranker_inputs import as_matrix, check_training_queries, column_names, query_offsets
+from ._ranker_inputs import (
+    as_matrix,
+    check_eval_queries,
+    check_training_queries,
+    column_names,
+    query_offsets,
+)
 from ._ranker_settings import RANKER_CONSTRAINTS, FitSettings, default_objective
 
 if TYPE_CHECKING:  # only the type checker needs them
@@ -228,6 +234,10 @@ class StochasticRankerBase(BaseEstimator):
                               query_offsets(ni, qi, None, f"eval_set[{i}]")))
         if settings.early_stopping_rounds is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set=[(X, y, qid)] to watch")
+        for i, (_, yi, oi) in enumerate(evals):
+            # early stopping watches the last set only
+            check_eval_queries(yi, oi, f"eval_set[{i}]", settings.early_stopping_rounds
+                               is not None and i == len(evals) - 1)
         self._forget_fit()
         names = column_names(X)
         if names is not None:

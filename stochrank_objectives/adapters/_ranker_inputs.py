@@ -20,7 +20,8 @@ import numpy as np
 
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 
-__all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries"]
+__all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
+           "check_eval_queries"]
 
 
 def as_matrix(X, where: str):
@@ -90,8 +91,37 @@ def check_training_queries(labels: np.ndarray, offsets: np.ndarray) -> None:
         raise ValueError(f"every query of qid/group has a single document ({n_rows} rows in "
                          f"{sizes.size} queries): there is nothing to rank; fit needs at least "
                          "one query of two or more documents")
-    starts = offsets[:-1][sizes > 0]
-    if np.array_equal(np.minimum.reduceat(labels, starts), np.maximum.reduceat(labels, starts)):
+    if _every_query_flat(labels, offsets):
         warnings.warn("y: the labels of every query are all equal, so every query's gradient is "
                       "zero and the booster trains a constant model; check y and qid/group",
                       UserWarning, stacklevel=4)
+
+
+def check_eval_queries(labels: np.ndarray, offsets: np.ndarray, where: str,
+                       early_stopping: bool) -> None:
+    """Refuse early stopping on an eval set with nothing to rank; warn without early stopping.
+
+    When every query of the eval set has all its labels equal (one-document queries
+    included), its ranking metric is the same for every model: early stopping on it would stop
+    after ``early_stopping_rounds`` rounds and keep the first tree, silently. Then a
+    ``ValueError`` (``early_stopping`` is true: the set is the one watched) or a
+    ``UserWarning`` names the set. Some flat queries among rankable ones are fine.
+    """
+    if not _every_query_flat(labels, offsets):
+        return
+    what = (f"{where}: the labels of every query are all equal (or every query has a single "
+            "document), so the eval metric on it is a constant, the same for every model")
+    if early_stopping:
+        raise ValueError(f"{what}: early stopping on it would keep the first tree. Pass an eval "
+                         "set with queries of documents of different relevance (check its y "
+                         "and qid), or drop early_stopping_rounds")
+    warnings.warn(f"{what}; check its y and qid", UserWarning, stacklevel=4)
+
+
+def _every_query_flat(labels: np.ndarray, offsets: np.ndarray) -> bool:
+    """Whether no query has two documents of different labels (its metric ignores the order)."""
+    starts = offsets[:-1][np.diff(offsets) > 0]
+    if starts.size == 0:
+        return True
+    return bool(np.array_equal(np.minimum.reduceat(labels, starts),
+                               np.maximum.reduceat(labels, starts)))

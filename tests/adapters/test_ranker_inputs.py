@@ -162,6 +162,33 @@ def _with_zeros(X):
     return Xz
 
 
+def test_early_stopping_on_an_eval_set_with_nothing_to_rank_is_refused(make):
+    flat = (X[:40], np.ones(40), QID[:40])
+    with pytest.raises(ValueError, match=r"^eval_set\[0\]: .*labels of every query are all "
+                                         r"equal.*early_stopping_rounds"):
+        make(early_stopping_rounds=2).fit(X, Y, qid=QID, eval_set=[flat])
+    # early stopping watches the last set: a flat first set is only a warning
+    with pytest.warns(UserWarning, match=r"^eval_set\[0\]: .*labels of every query are all "
+                                         r"equal"):
+        make(early_stopping_rounds=2).fit(X, Y, qid=QID,
+                                          eval_set=[flat, (X[40:], Y[40:], QID[40:])])
+
+
+def test_an_eval_set_with_nothing_to_rank_warns_without_early_stopping(make):
+    with pytest.warns(UserWarning, match=r"^eval_set\[1\]: .*labels of every query are all "
+                                         r"equal.*constant"):
+        make().fit(X, Y, qid=QID, eval_set=[(X[:40], Y[:40], QID[:40]),
+                                            (X[:40], np.zeros(40), QID[:40])])
+
+
+def test_an_eval_set_with_some_flat_queries_is_accepted(make):
+    y = Y[:40].copy()
+    y[:16] = 1.0  # the first two queries flat, the other three rankable
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        make(early_stopping_rounds=2).fit(X, Y, qid=QID, eval_set=[(X[:40], y, QID[:40])])
+
+
 @pytest.mark.parametrize("bad,shown", [(np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "-inf")])
 def test_a_non_finite_qid_is_refused_naming_the_row(make, bad, shown):
     qid = QID.astype(np.float64)
