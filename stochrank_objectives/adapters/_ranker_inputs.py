@@ -41,7 +41,24 @@ def as_matrix(X, where: str):
     if len(shape) != 2:
         raise TypeError(f"{where} must be a 2-d array-like (array, DataFrame or list of rows), "
                         f"got {type(X).__name__} of shape {shape}")
+    _check_unique_columns(X, where)
     return X, int(shape[0]), int(shape[1])
+
+
+def _check_unique_columns(X, where: str) -> None:
+    # a DataFrame with two columns of one name: each booster fails in its own way (XGBoost
+    # with an AttributeError from inside pandas), and X[name] would mean two features
+    columns = getattr(X, "columns", None)
+    if columns is None or len(set(columns)) == len(columns):
+        return
+    seen: set = set()
+    duplicated = []
+    for name in columns:
+        if name in seen and name not in duplicated:
+            duplicated.append(name)
+        seen.add(name)
+    raise ValueError(f"{where} has duplicate column names {duplicated}: every feature needs its "
+                     "own name; rename the columns (or drop the repeated ones)")
 
 
 def column_names(X):

@@ -198,3 +198,13 @@ def test_a_non_finite_qid_is_refused_naming_the_row(make, bad, shown):
         make().fit(X, Y, qid=qid)
     with pytest.raises(ValueError, match=rf"^eval_set\[0\]: qid has {shown} at row 24"):
         make().fit(X, Y, qid=QID, eval_set=[(X, Y, qid)])
+
+
+def test_duplicate_column_names_are_refused(make):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["a", "b", "a", "d", "b"])
+    with pytest.raises(ValueError, match=r"^X has duplicate column names \['a', 'b'\]"):
+        make().fit(frame, Y, qid=QID)
+    ranker = make().fit(X, Y, qid=QID)
+    with pytest.raises(ValueError, match=r"^X has duplicate column names \['a', 'b'\]"):
+        ranker.predict(frame)
