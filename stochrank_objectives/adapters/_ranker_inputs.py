@@ -17,11 +17,15 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse
 
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
-           "check_eval_queries"]
+           "check_eval_queries", "check_feature_values", "category_columns"]
+
+#: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
+_BLOCK_VALUES = 1 << 22
 
 
 def as_matrix(X, where: str):
@@ -59,6 +63,115 @@ def _check_unique_columns(X, where: str) -> None:
         seen.add(name)
     raise ValueError(f"{where} has duplicate column names {duplicated}: every feature needs its "
                      "own name; rename the columns (or drop the repeated ones)")
+
+
+def category_columns(X) -> frozenset:
+    """Positions of the pandas category columns of a DataFrame (empty for anything else)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "iloc"):
+        return frozenset()
+    return frozenset(j for j, dtype in enumerate(dtypes)
+                     if getattr(dtype, "name", "") == "category")
+
+
+def check_feature_values(X, where: str, categorical: frozenset = frozenset(),
+                         categories_how: str = "") -> None:
+    """Refuse +-inf and non-numeric feature values, naming the column and its first row.
+
+    The boosters do not agree on either: XGBoost refuses +-inf with a C++ stack trace (its
+    histograms have no bin for it) while LightGBM and CatBoost train on it as an extreme value;
+    a string fails in each booster's float conversion without the column. So one meaning for
+    the three rankers, scikit-learn's: NaN is a missing value, +-inf is refused (replace it by
+    a large finite value, or by NaN), a feature is a number.
+
+    Args:
+      X: the matrix as :func:`as_matrix` returns it; arrays, DataFrames and scipy sparse
+        matrices are checked, anything else (a CatBoost ``Pool``) is left to its booster.
+      where: how the messages name ``X`` (``"X"``, ``"eval_set[0] X"``).
+      categorical: positions of the columns the booster reads as categories (not checked).
+      categories_how: how this booster is told a column is categorical, ``{column}`` standing
+        for the column (the fix offered for a string or an undeclared category column).
+    """
+    if scipy.sparse.issparse(X):
+        _check_sparse(X, where)
+    elif isinstance(X, np.ndarray):
+        if X.dtype.kind in "iub":
+            return
+        if X.dtype.kind == "f":
+            _check_float_matrix(X, where)
+            return
+        for j in range(X.shape[1]):
+            if j not in categorical:
+                _check_column(X[:, j], j, where, categories_how)
+    elif hasattr(X, "dtypes") and hasattr(X, "iloc") and hasattr(X, "columns"):
+        for j, (name, dtype) in enumerate(zip(X.columns, X.dtypes)):
+            if j in categorical:
+                continue
+            column = X.iloc[:, j]
+            if getattr(dtype, "name", "") == "category":
+                raise ValueError(f"{where} column {name!r} has the pandas category dtype: to "
+                                 f"train on it as categories, "
+                                 f"{categories_how.format(column=repr(name))}; or encode it as "
+                                 "numbers")
+            if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+                continue
+            if isinstance(dtype, np.dtype) and dtype.kind == "f":
+                _check_finite(column.to_numpy(), repr(name), where)
+            else:  # object, string or a pandas extension dtype
+                _check_column(column.to_numpy(dtype=object), repr(name), where, categories_how)
+
+
+def _infinite_message(where: str, column, value, row: int) -> str:
+    return (f"{where} column {column} holds {value} (first at row {row}): infinite feature "
+            "values are refused, as in scikit-learn (XGBoost cannot bin them, LightGBM and "
+            "CatBoost would read them as extreme values); replace it by a large finite value, "
+            "or by NaN for a missing value")
+
+
+def _check_finite(values: np.ndarray, column, where: str) -> None:
+    bad = np.isinf(values)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(_infinite_message(where, column, float(values[row]), row))
+
+
+def _check_float_matrix(X: np.ndarray, where: str) -> None:
+    step = max(1, _BLOCK_VALUES // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        bad = np.isinf(X[start:start + step])
+        if bad.any():
+            rows, cols = np.nonzero(bad)  # row-major: the first bad row, its first column
+            row, col = start + int(rows[0]), int(cols[0])
+            raise ValueError(_infinite_message(where, col, float(X[row, col]), row))
+
+
+def _check_sparse(X, where: str) -> None:
+    # only the stored values can be infinite; the implicit ones are zeros
+    if X.dtype.kind != "f" or not np.isinf(X.data).any():
+        return
+    coo = scipy.sparse.coo_matrix(X)
+    bad = np.isinf(coo.data)
+    rows, cols, values = coo.row[bad], coo.col[bad], coo.data[bad]
+    first = np.lexsort((cols, rows))[0]
+    raise ValueError(_infinite_message(where, int(cols[first]), float(values[first]),
+                                       int(rows[first])))
+
+
+def _check_column(values: np.ndarray, column, where: str, categories_how: str) -> None:
+    """One object column: numbers (as numpy converts them, NaN/None missing), none infinite."""
+    try:
+        numbers = values.astype(np.float64)
+    except (TypeError, ValueError):
+        for row, value in enumerate(values):
+            try:
+                np.float64(value)
+            except (TypeError, ValueError):
+                break
+        raise ValueError(f"{where} column {column} holds the non-numeric value {value!r} (first "
+                         f"at row {row}): the features must be numbers; encode it as numbers, "
+                         f"or, to train on it as categories, "
+                         f"{categories_how.format(column=column)}") from None
+    _check_finite(numbers, column, where)
 
 
 def column_names(X):
