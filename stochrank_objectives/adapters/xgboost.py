@@ -262,18 +262,13 @@ def _uses_histograms(params: dict) -> bool:
             and params.get("tree_method", "hist") in ("hist", "auto"))
 
 
-#: rows of a sparse X densified at a time by predict
-_PREDICT_BLOCK_ROWS = 1 << 16
+_PREDICT_BLOCK_ROWS = 1 << 16  #: rows of a sparse X densified at a time by predict
 
 
 def _dense(X):
-    """A scipy sparse ``X`` as a dense float32 array, anything else as given.
-
-    XGBoost reads a sparse matrix's implicit zeros as missing values (they follow each split's
-    default direction, not the ``< threshold`` branch of 0.0), whereas LightGBM, CatBoost and
-    scikit-learn read them as 0.0. Densified, they are zeros in the three rankers. float32 is
-    what XGBoost stores, so no value changes and the copy is half a float64 one.
-    """
+    """A scipy sparse ``X`` as a dense float32 array (XGBoost's precision: no value changes),
+    so that its implicit entries are 0.0 as in LightGBM, CatBoost and scikit-learn; XGBoost
+    reads them as missing (each split's default direction). Anything else as given."""
     return X.astype(np.float32).toarray() if scipy.sparse.issparse(X) else X
 
 
@@ -322,16 +317,12 @@ class StochasticXGBRanker(StochasticRankerBase):
     ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
     are kept), the same convention as XGBoost's own ``Booster.best_iteration``.
 
-    Sparse input: a scipy sparse ``X`` (fit, eval sets, predict) means what it means to
-    LightGBM, CatBoost and scikit-learn, an implicit entry is the value 0.0. XGBoost itself
-    reads implicit entries as missing values, so the ranker densifies sparse input to float32
-    first: the training matrix costs ``4 * n_rows * n_features`` bytes while it is quantised
-    (``predict`` densifies blocks of 65,536 rows). For XGBoost's missing-value reading of a
-    sparse matrix, train with ``xgb.train`` and :class:`XGBObjective` directly.
-
-    Categories: ``enable_categorical=True`` (passed to XGBoost's matrices at fit, on the eval
-    sets and at predict) trains on pandas category columns; XGBoost's ``max_cat_to_onehot`` and
-    ``max_cat_threshold`` are accepted as booster parameters.
+    A scipy sparse ``X`` (fit, eval sets, predict) is densified to float32 first, so that an
+    implicit entry is 0.0 as in the other rankers (XGBoost reads it as missing): a dense copy
+    of ``4 * n_rows * n_features`` bytes while the training matrix is built (``predict``:
+    65,536 rows at a time); for XGBoost's reading use ``xgb.train`` with :class:`XGBObjective`.
+    ``enable_categorical=True`` (passed to the matrices of fit, eval sets and predict) trains
+    on pandas category columns, with ``max_cat_to_onehot``/``max_cat_threshold`` if wanted.
     """
 
     _booster_name = "XGBoost"
@@ -341,8 +332,7 @@ class StochasticXGBRanker(StochasticRankerBase):
                      "metric itself; use eval_metric="}
 
     def _valid_booster_params(self):
-        # enable_categorical is a matrix option, not a training parameter
-        return xgboost_parameter_names() | {"enable_categorical"}
+        return xgboost_parameter_names() | {"enable_categorical"}  # a matrix option
 
     def _categorical_columns(self, X, params):
         return category_columns(X) if params.get("enable_categorical") else frozenset()
