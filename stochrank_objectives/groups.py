@@ -69,6 +69,8 @@ def query_offsets_from_qid(qid: ArrayLike) -> np.ndarray:
 
     Ids need not be sorted, but all rows of one query must be adjacent; otherwise a
     ``ValueError`` names the first id that reappears (sort the rows by qid, stably, first).
+    A NaN or infinite id is refused with the first row holding it (NaN equals no other NaN,
+    so its rows would otherwise read as separate queries).
 
     Example:
 
@@ -86,6 +88,8 @@ def query_offsets_from_qid(qid: ArrayLike) -> np.ndarray:
         raise ValueError(f"qid must be one-dimensional, got shape {qid.shape}")
     if qid.size == 0:
         return np.zeros(1, dtype=np.int64)
+    if qid.dtype.kind in "fc":
+        _check_finite_qid(qid)
     starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
     run_ids = qid[np.concatenate(([0], starts))]
     uniq, counts = np.unique(run_ids, return_counts=True)
@@ -96,6 +100,18 @@ def query_offsets_from_qid(qid: ArrayLike) -> np.ndarray:
             "be contiguous; sort the data by qid (stably) before building groups"
         )
     return np.concatenate(([0], starts, [qid.size])).astype(np.int64)
+
+
+def _check_finite_qid(qid: np.ndarray) -> None:
+    finite = np.isfinite(qid)
+    if finite.all():
+        return
+    row = int(np.argmin(finite))
+    value = qid[row]
+    shown = "NaN" if np.isnan(value) else ("inf" if value.real > 0 else "-inf")
+    same = np.isnan(qid) if shown == "NaN" else (qid == value)
+    raise ValueError(f"qid has {shown} at row {row} (first of {int(same.sum())}): query ids "
+                     "must be finite; give every query a finite (or integer) id")
 
 
 def query_sizes(query_offsets) -> np.ndarray:

@@ -21,7 +21,15 @@ from sklearn.base import BaseEstimator
 from ..groups import as_float_array
 from ._booster_params import ALIASES, check_known_names, refuse_aliases
 from ._common import EvalMetric, objective_metric
-from ._ranker_inputs import as_matrix, check_training_queries, column_names, query_offsets
+from ._ranker_inputs import (
+    as_matrix,
+    category_columns,
+    check_eval_queries,
+    check_feature_values,
+    check_training_queries,
+    column_names,
+    query_offsets,
+)
 from ._ranker_settings import RANKER_CONSTRAINTS, FitSettings, default_objective
 
 if TYPE_CHECKING:  # only the type checker needs them
@@ -63,6 +71,15 @@ class StochasticRankerBase(BaseEstimator):
         ``num_boost_round``, ``iterations``, ``seed``, ``nthread``, ...) are refused with an
         error naming the argument to use.
 
+    Data: ``X`` (fit, eval sets, predict) is an array, a DataFrame, a list of rows or a scipy
+    sparse matrix (an implicit entry is 0.0 in every ranker). NaN is a missing value. +-inf is
+    refused with the column and first row, in all three rankers although LightGBM and CatBoost
+    would train on it: XGBoost cannot bin it, and one model of the same data should not read
+    one value three ways (scikit-learn refuses it too). A string is refused with the column and
+    the value, except in the columns the booster reads as categories: pandas category columns
+    (LightGBM; XGBoost with ``enable_categorical=True``) or CatBoost's ``cat_features``.
+    Duplicate DataFrame column names are refused.
+
     Fitted attributes: ``booster_`` (the booster's own model object, saved with its native
     ``save_model`` and loadable without this package), ``objective_``, ``best_iteration_``
     (0-based index of the best round with early stopping, else ``None``; LightGBM's own
@@ -82,6 +99,9 @@ class StochasticRankerBase(BaseEstimator):
     _owned_params: dict = {}
     #: aliases that this booster accepts as ordinary parameters after all
     _allowed_aliases: tuple = ()
+    #: how this booster is told a column is categorical (``{column}``: the column), offered
+    #: for a string in ``X`` or a category column the booster would not read
+    _categories_how = "give the DataFrame column the pandas category dtype"
 
     def __init__(self, objective: Objective | None = None, *, sglb: SGLB | None = None,
                  n_estimators: int = 100, learning_rate: float = 0.1,
@@ -176,7 +196,8 @@ class StochasticRankerBase(BaseEstimator):
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``.
 
         Args:
-          X: features (array, DataFrame or list of rows); the rows of a query contiguous.
+          X: features (array, DataFrame, list of rows or scipy sparse matrix); the rows of a
+            query contiguous.
           y: relevance labels (>= 0), one per row.
           qid: one query id per row (ids need not be sorted, only contiguous).
           group: the number of rows of each query, in row order (instead of ``qid``).
@@ -201,6 +222,8 @@ class StochasticRankerBase(BaseEstimator):
     def _fit(self, X, y, qid, group, eval_set) -> None:
         settings = self._fit_settings()
         X, n_rows, n_cols = as_matrix(X, "X")
+        categorical = self._categorical_columns(X, settings.params)
+        check_feature_values(X, "X", categorical, self._categories_how)
         if n_rows == 0:
             raise ValueError("X has 0 rows: fit needs at least one query of two or more "
                              "documents")
@@ -224,15 +247,21 @@ class StochasticRankerBase(BaseEstimator):
                 Xi, ni, ci = as_matrix(Xi, f"eval_set[{i}] X")
                 if ci != n_cols:
                     raise ValueError(f"eval_set[{i}] X has {ci} features, X has {n_cols}")
+                check_feature_values(Xi, f"eval_set[{i}] X", categorical, self._categories_how)
                 evals.append((Xi, as_float_array(yi, f"eval_set[{i}] y", ni),
                               query_offsets(ni, qi, None, f"eval_set[{i}]")))
         if settings.early_stopping_rounds is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set=[(X, y, qid)] to watch")
+        for i, (_, yi, oi) in enumerate(evals):
+            # early stopping watches the last set only
+            check_eval_queries(yi, oi, f"eval_set[{i}]", settings.early_stopping_rounds
+                               is not None and i == len(evals) - 1)
         self._forget_fit()
         names = column_names(X)
         if names is not None:
             self.feature_names_in_ = names
         self.n_features_in_ = n_cols
+        self._categorical = categorical  # the columns predict leaves to the booster too
         self.objective_ = settings.objective
         self.evals_result_: dict = {}
         self.best_iteration_ = None
@@ -250,6 +279,8 @@ class StochasticRankerBase(BaseEstimator):
         if names is not None and fitted is not None and not np.array_equal(names, fitted):
             raise ValueError(f"feature_names mismatch: X has columns {list(names)}, the ranker "
                              f"was fitted with {list(fitted)}")
+        check_feature_values(X, "X", getattr(self, "_categorical", frozenset()),
+                             self._categories_how)
         return X
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -290,6 +321,11 @@ class StochasticRankerBase(BaseEstimator):
         return tags
 
     # -- booster hooks -----------------------------------------------------------------------
+    def _categorical_columns(self, X, params: dict) -> frozenset:
+        """Positions of the columns of ``X`` the booster reads as categories (their values are
+        left to it): by default the pandas category columns (LightGBM splits on them)."""
+        return category_columns(X)
+
     def _fit_booster(self, X, y, offsets: np.ndarray, evals: list,
                      settings: FitSettings) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

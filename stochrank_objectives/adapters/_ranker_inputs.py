@@ -17,10 +17,15 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse
 
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 
-__all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries"]
+__all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
+           "check_eval_queries", "check_feature_values", "category_columns"]
+
+#: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
+_BLOCK_VALUES = 1 << 22
 
 
 def as_matrix(X, where: str):
@@ -40,7 +45,133 @@ def as_matrix(X, where: str):
     if len(shape) != 2:
         raise TypeError(f"{where} must be a 2-d array-like (array, DataFrame or list of rows), "
                         f"got {type(X).__name__} of shape {shape}")
+    _check_unique_columns(X, where)
     return X, int(shape[0]), int(shape[1])
+
+
+def _check_unique_columns(X, where: str) -> None:
+    # a DataFrame with two columns of one name: each booster fails in its own way (XGBoost
+    # with an AttributeError from inside pandas), and X[name] would mean two features
+    columns = getattr(X, "columns", None)
+    if columns is None or len(set(columns)) == len(columns):
+        return
+    seen: set = set()
+    duplicated = []
+    for name in columns:
+        if name in seen and name not in duplicated:
+            duplicated.append(name)
+        seen.add(name)
+    raise ValueError(f"{where} has duplicate column names {duplicated}: every feature needs its "
+                     "own name; rename the columns (or drop the repeated ones)")
+
+
+def category_columns(X) -> frozenset:
+    """Positions of the pandas category columns of a DataFrame (empty for anything else)."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(X, "iloc"):
+        return frozenset()
+    return frozenset(j for j, dtype in enumerate(dtypes)
+                     if getattr(dtype, "name", "") == "category")
+
+
+def check_feature_values(X, where: str, categorical: frozenset = frozenset(),
+                         categories_how: str = "") -> None:
+    """Refuse +-inf and non-numeric feature values, naming the column and its first row.
+
+    The boosters do not agree on either: XGBoost refuses +-inf with a C++ stack trace (its
+    histograms have no bin for it) while LightGBM and CatBoost train on it as an extreme value;
+    a string fails in each booster's float conversion without the column. So one meaning for
+    the three rankers, scikit-learn's: NaN is a missing value, +-inf is refused (replace it by
+    a large finite value, or by NaN), a feature is a number.
+
+    Args:
+      X: the matrix as :func:`as_matrix` returns it; arrays, DataFrames and scipy sparse
+        matrices are checked, anything else (a CatBoost ``Pool``) is left to its booster.
+      where: how the messages name ``X`` (``"X"``, ``"eval_set[0] X"``).
+      categorical: positions of the columns the booster reads as categories (not checked).
+      categories_how: how this booster is told a column is categorical, ``{column}`` standing
+        for the column (the fix offered for a string or an undeclared category column).
+    """
+    if scipy.sparse.issparse(X):
+        _check_sparse(X, where)
+    elif isinstance(X, np.ndarray):
+        if X.dtype.kind in "iub":
+            return
+        if X.dtype.kind == "f":
+            _check_float_matrix(X, where)
+            return
+        for j in range(X.shape[1]):
+            if j not in categorical:
+                _check_column(X[:, j], j, where, categories_how)
+    elif hasattr(X, "dtypes") and hasattr(X, "iloc") and hasattr(X, "columns"):
+        for j, (name, dtype) in enumerate(zip(X.columns, X.dtypes)):
+            if j in categorical:
+                continue
+            column = X.iloc[:, j]
+            if getattr(dtype, "name", "") == "category":
+                raise ValueError(f"{where} column {name!r} has the pandas category dtype: to "
+                                 f"train on it as categories, "
+                                 f"{categories_how.format(column=repr(name))}; or encode it as "
+                                 "numbers")
+            if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+                continue
+            if isinstance(dtype, np.dtype) and dtype.kind == "f":
+                _check_finite(column.to_numpy(), repr(name), where)
+            else:  # object, string or a pandas extension dtype
+                _check_column(column.to_numpy(dtype=object), repr(name), where, categories_how)
+
+
+def _infinite_message(where: str, column, value, row: int) -> str:
+    return (f"{where} column {column} holds {value} (first at row {row}): infinite feature "
+            "values are refused, as in scikit-learn (XGBoost cannot bin them, LightGBM and "
+            "CatBoost would read them as extreme values); replace it by a large finite value, "
+            "or by NaN for a missing value")
+
+
+def _check_finite(values: np.ndarray, column, where: str) -> None:
+    bad = np.isinf(values)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(_infinite_message(where, column, float(values[row]), row))
+
+
+def _check_float_matrix(X: np.ndarray, where: str) -> None:
+    step = max(1, _BLOCK_VALUES // max(1, X.shape[1]))
+    for start in range(0, X.shape[0], step):
+        bad = np.isinf(X[start:start + step])
+        if bad.any():
+            rows, cols = np.nonzero(bad)  # row-major: the first bad row, its first column
+            row, col = start + int(rows[0]), int(cols[0])
+            raise ValueError(_infinite_message(where, col, float(X[row, col]), row))
+
+
+def _check_sparse(X, where: str) -> None:
+    # only the stored values can be infinite; the implicit ones are zeros
+    if X.dtype.kind != "f" or not np.isinf(X.data).any():
+        return
+    coo = scipy.sparse.coo_matrix(X)
+    bad = np.isinf(coo.data)
+    rows, cols, values = coo.row[bad], coo.col[bad], coo.data[bad]
+    first = np.lexsort((cols, rows))[0]
+    raise ValueError(_infinite_message(where, int(cols[first]), float(values[first]),
+                                       int(rows[first])))
+
+
+def _check_column(values: np.ndarray, column, where: str, categories_how: str) -> None:
+    """One object column: numbers (as numpy converts them, NaN/None missing), none infinite."""
+    try:
+        numbers = values.astype(np.float64)
+    except (TypeError, ValueError):
+        for row, value in enumerate(values):
+            try:
+                np.float64(value)
+            except (TypeError, ValueError):
+                break
+        raise ValueError(f"{where} column {column} holds the non-numeric value {value!r} (first "
+                         f"at row {row}): the features must be numbers; encode it as numbers, "
+                         f"or, to train on it as categories, "
+                         f"{categories_how.format(column=column)}") from None
+    _check_finite(numbers, column, where)
 
 
 def column_names(X):
@@ -62,7 +193,12 @@ def query_offsets(n_rows: int, qid, group, where: str) -> np.ndarray:
         if qid.shape != (n_rows,):
             raise ValueError(f"{where}: qid has shape {qid.shape}, expected ({n_rows},) (one "
                              "query id per row of X)")
-        return query_offsets_from_qid(qid)
+        try:
+            return query_offsets_from_qid(qid)
+        except ValueError as exc:
+            if where == "fit":  # the training qid: the message already names it
+                raise
+            raise ValueError(f"{where}: {exc}") from None
     offsets = query_offsets_from_sizes(np.asarray(group).ravel())
     if offsets[-1] != n_rows:
         raise ValueError(f"{where}: group sizes sum to {offsets[-1]} but X has {n_rows} rows")
@@ -85,8 +221,37 @@ def check_training_queries(labels: np.ndarray, offsets: np.ndarray) -> None:
         raise ValueError(f"every query of qid/group has a single document ({n_rows} rows in "
                          f"{sizes.size} queries): there is nothing to rank; fit needs at least "
                          "one query of two or more documents")
-    starts = offsets[:-1][sizes > 0]
-    if np.array_equal(np.minimum.reduceat(labels, starts), np.maximum.reduceat(labels, starts)):
+    if _every_query_flat(labels, offsets):
         warnings.warn("y: the labels of every query are all equal, so every query's gradient is "
                       "zero and the booster trains a constant model; check y and qid/group",
                       UserWarning, stacklevel=4)
+
+
+def check_eval_queries(labels: np.ndarray, offsets: np.ndarray, where: str,
+                       early_stopping: bool) -> None:
+    """Refuse early stopping on an eval set with nothing to rank; warn without early stopping.
+
+    When every query of the eval set has all its labels equal (one-document queries
+    included), its ranking metric is the same for every model: early stopping on it would stop
+    after ``early_stopping_rounds`` rounds and keep the first tree, silently. Then a
+    ``ValueError`` (``early_stopping`` is true: the set is the one watched) or a
+    ``UserWarning`` names the set. Some flat queries among rankable ones are fine.
+    """
+    if not _every_query_flat(labels, offsets):
+        return
+    what = (f"{where}: the labels of every query are all equal (or every query has a single "
+            "document), so the eval metric on it is a constant, the same for every model")
+    if early_stopping:
+        raise ValueError(f"{what}: early stopping on it would keep the first tree. Pass an eval "
+                         "set with queries of documents of different relevance (check its y "
+                         "and qid), or drop early_stopping_rounds")
+    warnings.warn(f"{what}; check its y and qid", UserWarning, stacklevel=4)
+
+
+def _every_query_flat(labels: np.ndarray, offsets: np.ndarray) -> bool:
+    """Whether no query has two documents of different labels (its metric ignores the order)."""
+    starts = offsets[:-1][np.diff(offsets) > 0]
+    if starts.size == 0:
+        return True
+    return bool(np.array_equal(np.minimum.reduceat(labels, starts),
+                               np.maximum.reduceat(labels, starts)))

@@ -46,11 +46,13 @@ import re
 from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy.sparse
 import xgboost as xgb
 
 from ..sglb import SGLB
 from ._common import BoosterObjective, EvalMetric, as_scores, objective_grad_hess
 from ._ranker import StochasticRankerBase
+from ._ranker_inputs import category_columns
 
 if TYPE_CHECKING:  # only the type checker needs it
     from ..objectives import Objective
@@ -260,22 +262,33 @@ def _uses_histograms(params: dict) -> bool:
             and params.get("tree_method", "hist") in ("hist", "auto"))
 
 
-def _training_matrices(X, y, offsets, evals, params, names):
+_PREDICT_BLOCK_ROWS = 1 << 16  #: rows of a sparse X densified at a time by predict
+
+
+def _dense(X):
+    """A scipy sparse ``X`` as a dense float32 array (XGBoost's precision: no value changes),
+    so that its implicit entries are 0.0 as in LightGBM, CatBoost and scikit-learn; XGBoost
+    reads them as missing (each split's default direction). Anything else as given."""
+    return X.astype(np.float32).toarray() if scipy.sparse.issparse(X) else X
+
+
+def _training_matrices(X, y, offsets, evals, params, names, enable_categorical=False):
     """The training and evaluation matrices of ``StochasticXGBRanker.fit``.
 
     With histograms (the default), ``QuantileDMatrix``: the features are quantised straight
     into bins, as ``XGBRanker`` does. A ``DMatrix`` first copies them into XGBoost's own
     value + index format and keeps that copy for the whole fit: on 1M generated documents x
     136 float32 features (0.5 GiB) it added 1.5 GiB to the peak memory, against 0.47 GiB
-    (``benchmarks.scale``).
+    (``benchmarks.scale``). A sparse ``X`` is densified first (see :func:`_dense`).
     """
+    common = {"feature_names": names, "enable_categorical": enable_categorical}
     if not _uses_histograms(params):
-        return (xgb.DMatrix(X, y, qid=_qid(offsets), feature_names=names),
-                [xgb.DMatrix(Xi, yi, qid=_qid(oi), feature_names=names) for Xi, yi, oi in evals])
-    options = {key: params[key] for key in ("max_bin", "nthread") if key in params}
-    dtrain = xgb.QuantileDMatrix(X, y, qid=_qid(offsets), feature_names=names, **options)
-    dvalid = [xgb.QuantileDMatrix(Xi, yi, qid=_qid(oi), feature_names=names, ref=dtrain,
-                                  **options) for Xi, yi, oi in evals]
+        return (xgb.DMatrix(_dense(X), y, qid=_qid(offsets), **common),
+                [xgb.DMatrix(_dense(Xi), yi, qid=_qid(oi), **common) for Xi, yi, oi in evals])
+    common.update({key: params[key] for key in ("max_bin", "nthread") if key in params})
+    dtrain = xgb.QuantileDMatrix(_dense(X), y, qid=_qid(offsets), **common)
+    dvalid = [xgb.QuantileDMatrix(_dense(Xi), yi, qid=_qid(oi), ref=dtrain, **common)
+              for Xi, yi, oi in evals]
     return dtrain, dvalid
 
 
@@ -303,14 +316,26 @@ class StochasticXGBRanker(StochasticRankerBase):
 
     ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
     are kept), the same convention as XGBoost's own ``Booster.best_iteration``.
+
+    A scipy sparse ``X`` (fit, eval sets, predict) is densified to float32 first, so that an
+    implicit entry is 0.0 as in the other rankers (XGBoost reads it as missing): a dense copy
+    of ``4 * n_rows * n_features`` bytes while the training matrix is built (``predict``:
+    65,536 rows at a time); for XGBoost's reading use ``xgb.train`` with :class:`XGBObjective`.
+    ``enable_categorical=True`` (passed to the matrices of fit, eval sets and predict) trains
+    on pandas category columns, with ``max_cat_to_onehot``/``max_cat_threshold`` if wanted.
     """
 
     _booster_name = "XGBoost"
+    _categories_how = ("give the DataFrame column the pandas category dtype and pass "
+                       "enable_categorical=True")
     _owned_params = {"disable_default_eval_metric": "the ranker disables XGBoost's default "
                      "metric itself; use eval_metric="}
 
     def _valid_booster_params(self):
-        return xgboost_parameter_names()
+        return xgboost_parameter_names() | {"enable_categorical"}  # a matrix option
+
+    def _categorical_columns(self, X, params):
+        return category_columns(X) if params.get("enable_categorical") else frozenset()
 
     def _fit_booster(self, X, y, offsets, evals, s):
         params = dict(DEFAULT_PARAMS, learning_rate=s.learning_rate)
@@ -319,6 +344,7 @@ class StochasticXGBRanker(StochasticRankerBase):
         if s.n_jobs is not None:
             params["nthread"] = s.n_jobs
         params.update(s.params)
+        self._enable_categorical = bool(params.pop("enable_categorical", False))
         n_rounds = s.n_estimators
         if s.sglb is not None:
             s.sglb.check_iterations(n_rounds, np.float32)
@@ -327,7 +353,8 @@ class StochasticXGBRanker(StochasticRankerBase):
         metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
         names = None if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
-        dtrain, dvalid = _training_matrices(X, y, offsets, evals, params, names)
+        dtrain, dvalid = _training_matrices(X, y, offsets, evals, params, names,
+                                            self._enable_categorical)
         dvalid = [(dmat, f"validation_{i}") for i, dmat in enumerate(dvalid)]
         history = {}
         booster = xgb.train(params, dtrain, n_rounds, evals=dvalid, obj=adapter,
@@ -353,7 +380,12 @@ class StochasticXGBRanker(StochasticRankerBase):
         return self.booster_
 
     def _predict_raw(self, X):
-        data = xgb.DMatrix(X)
+        if scipy.sparse.issparse(X):  # implicit zeros are zeros (see _dense), block by block
+            X = scipy.sparse.csr_matrix(X)
+            blocks = [self._predict_raw(_dense(X[start:start + _PREDICT_BLOCK_ROWS]))
+                      for start in range(0, X.shape[0], _PREDICT_BLOCK_ROWS)]
+            return np.concatenate(blocks) if blocks else np.zeros(0)
+        data = xgb.DMatrix(X, enable_categorical=getattr(self, "_enable_categorical", False))
         # as XGBRanker: column names are checked when X has them (a DataFrame)
         validate = data.feature_names is not None and self.booster_.feature_names is not None
         return self.booster_.predict(data, output_margin=True, validate_features=validate)

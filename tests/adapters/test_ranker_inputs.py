@@ -152,3 +152,149 @@ def test_a_failed_refit_leaves_the_ranker_unfitted(make):
 def test_best_iteration_convention_is_in_each_ranker_docstring(make):
     doc = make.cls.__doc__
     assert "best_iteration_" in doc and "0-based" in doc
+
+
+# -- issue 21: no silent wrong answers --------------------------------------------------------
+def _with_zeros(X):
+    # half the entries 0.0: what a scipy sparse matrix leaves implicit
+    Xz = X.copy()
+    Xz[np.abs(Xz) < 0.7] = 0.0
+    return Xz
+
+
+def test_a_sparse_implicit_zero_is_the_value_zero_in_every_ranker(make):
+    sp = pytest.importorskip("scipy.sparse")
+    Xz = _with_zeros(X)
+    assert 0.3 < np.mean(Xz == 0) < 0.7
+    eval_set = [(sp.csr_matrix(Xz[:40]), Y[:40], QID[:40])]
+    dense = make().fit(Xz, Y, qid=QID, eval_set=[(Xz[:40], Y[:40], QID[:40])])
+    sparse = make().fit(sp.csr_matrix(Xz), Y, qid=QID, eval_set=eval_set)
+    expected = dense.predict(Xz)
+    np.testing.assert_array_equal(sparse.predict(Xz), expected)
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(Xz)), expected)
+    np.testing.assert_array_equal(dense.predict(sp.csr_matrix(Xz)), expected)
+    np.testing.assert_array_equal(dense.predict(sp.csc_matrix(Xz)), expected)
+    assert sparse.evals_result_ == dense.evals_result_
+
+
+def test_early_stopping_on_an_eval_set_with_nothing_to_rank_is_refused(make):
+    flat = (X[:40], np.ones(40), QID[:40])
+    with pytest.raises(ValueError, match=r"^eval_set\[0\]: .*labels of every query are all "
+                                         r"equal.*early_stopping_rounds"):
+        make(early_stopping_rounds=2).fit(X, Y, qid=QID, eval_set=[flat])
+    # early stopping watches the last set: a flat first set is only a warning
+    with pytest.warns(UserWarning, match=r"^eval_set\[0\]: .*labels of every query are all "
+                                         r"equal"):
+        make(early_stopping_rounds=2).fit(X, Y, qid=QID,
+                                          eval_set=[flat, (X[40:], Y[40:], QID[40:])])
+
+
+def test_an_eval_set_with_nothing_to_rank_warns_without_early_stopping(make):
+    with pytest.warns(UserWarning, match=r"^eval_set\[1\]: .*labels of every query are all "
+                                         r"equal.*constant"):
+        make().fit(X, Y, qid=QID, eval_set=[(X[:40], Y[:40], QID[:40]),
+                                            (X[:40], np.zeros(40), QID[:40])])
+
+
+def test_an_eval_set_with_some_flat_queries_is_accepted(make):
+    y = Y[:40].copy()
+    y[:16] = 1.0  # the first two queries flat, the other three rankable
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        make(early_stopping_rounds=2).fit(X, Y, qid=QID, eval_set=[(X[:40], y, QID[:40])])
+
+
+@pytest.mark.parametrize("bad,shown", [(np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "-inf")])
+def test_a_non_finite_qid_is_refused_naming_the_row(make, bad, shown):
+    qid = QID.astype(np.float64)
+    qid[QID == 3] = bad  # rows 24..31, contiguous
+    with pytest.raises(ValueError, match=rf"^qid has {shown} at row 24 \(first of 8\): query "
+                                         r"ids must be finite"):
+        make().fit(X, Y, qid=qid)
+    with pytest.raises(ValueError, match=rf"^eval_set\[0\]: qid has {shown} at row 24"):
+        make().fit(X, Y, qid=QID, eval_set=[(X, Y, qid)])
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_inf_in_X_is_refused_naming_the_column_and_row(make, bad):
+    pd = pytest.importorskip("pandas")
+    Xi = X.copy()
+    Xi[5, 2] = bad
+    fix = r"replace it by a large finite value, or by NaN for a missing value"
+    with pytest.raises(ValueError, match=rf"^X column 2 holds {bad} \(first at row 5\).*{fix}"):
+        make().fit(Xi, Y, qid=QID)
+    frame = pd.DataFrame(Xi, columns=list("abcde"))
+    with pytest.raises(ValueError, match=r"^X column 'c' holds .*inf \(first at row 5\)"):
+        make().fit(frame, Y, qid=QID)
+    with pytest.raises(ValueError, match=r"^eval_set\[0\] X column 2 holds .*inf"):
+        make().fit(X, Y, qid=QID, eval_set=[(Xi, Y, QID)])
+    ranker = make().fit(X, Y, qid=QID)
+    with pytest.raises(ValueError, match=r"^X column 2 holds .*inf \(first at row 5\)"):
+        ranker.predict(Xi)
+    sp = pytest.importorskip("scipy.sparse")
+    with pytest.raises(ValueError, match=r"^X column 2 holds .*inf \(first at row 5\)"):
+        ranker.predict(sp.csr_matrix(Xi))
+
+
+def test_a_string_in_X_is_refused_naming_the_column_and_value(make):
+    pd = pytest.importorskip("pandas")
+    Xo = X.astype(object)
+    Xo[6, 1] = "abc"
+    with pytest.raises(ValueError, match=r"^X column 1 holds the non-numeric value 'abc' "
+                                         r"\(first at row 6\).*encode it as numbers"):
+        make().fit(Xo, Y, qid=QID)
+    frame = pd.DataFrame(Xo, columns=list("abcde"))
+    with pytest.raises(ValueError, match=r"^X column 'b' holds the non-numeric value 'abc' "
+                                         r"\(first at row 6\).*(category|cat_features=\['b'\])"):
+        make().fit(frame, Y, qid=QID)
+    with pytest.raises(ValueError, match=r"^X column 1 holds the non-numeric value 'abc'"):
+        make().fit(Xo.tolist(), Y, qid=QID)  # a list of rows too
+    ranker = make().fit(X, Y, qid=QID)
+    with pytest.raises(ValueError, match=r"^X column 1 holds the non-numeric value 'abc'"):
+        ranker.predict(Xo)
+
+
+def _with_category(pd):
+    frame = pd.DataFrame(X, columns=list("abcde"))
+    frame["kind"] = pd.Categorical(np.array(["x", "y", "z"])[np.arange(len(frame)) % 3])
+    return frame
+
+
+# how each booster is told that a pandas category column is categorical
+CATEGORICAL = {"lightgbm": ({}, None), "xgboost": (dict(enable_categorical=True),
+                                                   "enable_categorical=True"),
+               "catboost": (dict(cat_features=["kind"], has_time=True),  # the fast route
+                            r"cat_features=\['kind'\]")}
+
+
+def test_a_category_column_trains_and_predicts_in_every_ranker(make):
+    pd = pytest.importorskip("pandas")
+    frame = _with_category(pd)
+    params, fix = CATEGORICAL[make.booster]
+    ranker = make(**params).fit(frame, Y, qid=QID, eval_set=[(frame[:40], Y[:40], QID[:40])])
+    scores = ranker.predict(frame)
+    assert scores.shape == (len(frame),) and np.all(np.isfinite(scores))
+    if fix is not None:  # without the booster's setting: an error naming column and setting
+        with pytest.raises(ValueError, match=rf"^X column 'kind' has the pandas category "
+                                             rf"dtype.*{fix}"):
+            make().fit(frame, Y, qid=QID)
+
+
+def test_xgboost_max_cat_to_onehot_is_accepted():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("xgboost")
+    from stochrank_objectives import StochasticXGBRanker
+
+    ranker = StochasticXGBRanker(StochasticRank(top=5, seed=1), n_estimators=3, n_jobs=1,
+                                 enable_categorical=True, max_cat_to_onehot=8)
+    assert ranker.fit(_with_category(pd), Y, qid=QID).predict(_with_category(pd)).shape == (96,)
+
+
+def test_duplicate_column_names_are_refused(make):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["a", "b", "a", "d", "b"])
+    with pytest.raises(ValueError, match=r"^X has duplicate column names \['a', 'b'\]"):
+        make().fit(frame, Y, qid=QID)
+    ranker = make().fit(X, Y, qid=QID)
+    with pytest.raises(ValueError, match=r"^X has duplicate column names \['a', 'b'\]"):
+        ranker.predict(frame)

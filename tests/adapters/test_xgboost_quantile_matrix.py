@@ -20,6 +20,7 @@ def _data(seed, n_queries=12, size=10, n_features=4):
 @pytest.fixture
 def trained_on(monkeypatch):
     """The matrix types ``xgb.train`` received: (training, [evaluation sets])."""
+    xgb_adapter.xgboost_parameter_names()  # cached; it trains 0-round boosters itself
     seen = []
     train = xgb.train
 

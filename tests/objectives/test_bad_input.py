@@ -270,3 +270,10 @@ def test_extreme_but_valid_values_stay_finite(estimator):
         g = stochastic_rank_gradient(scores, labels, offs, sigma=sigma, estimator=estimator,
                                      n_samples=2, mu=1.0)
         assert np.all(np.isfinite(g)), (scores, sigma)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_non_finite_qid_names_the_row_not_the_order(bad):
+    with pytest.raises(ValueError, match=r"^qid has (NaN|inf) at row 2 \(first of 2\): query ids "
+                                         r"must be finite"):
+        query_offsets_from_qid([1.0, 1.0, bad, bad, 2.0])

@@ -100,6 +100,14 @@ class StochasticCatBoostRanker(StochasticRankerBase):
     def _valid_booster_params(self):
         return catboost_parameter_names() | RANKER_ONLY_PARAMS
 
+    _categories_how = "list it in cat_features=[{column}] (CatBoost encodes it itself)"
+
+    def _categorical_columns(self, X, params):
+        # the cat_features columns (indices or names) hold categories, e.g. strings
+        names = list(getattr(X, "columns", []))
+        return frozenset(names.index(c) if isinstance(c, str) and c in names else c
+                         for c in params.get("cat_features") or ())
+
     def _check_booster_params(self, params):
         # CatBoost's own check of the option names, before any work (it would raise at fit)
         options = {k: v for k, v in params.items() if k not in RANKER_ONLY_PARAMS}

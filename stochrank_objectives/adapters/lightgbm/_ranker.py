@@ -67,6 +67,8 @@ class StochasticLGBMRanker(StochasticRankerBase):
     """
 
     _booster_name = "LightGBM"
+    _categories_how = ("give the DataFrame column the pandas category dtype (LightGBM splits on "
+                       "its categories)")
 
     def _valid_booster_params(self):
         return lightgbm_parameter_names()
