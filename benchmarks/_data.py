@@ -8,7 +8,8 @@ all with worst-permutation ties. Queries without a relevant document: the packag
 with such queries skipped.
 
 Data sets: the bundled ``mq2008`` (5 folds) and ``lightgbm_lambdarank`` (one train/test split),
-or any LETOR folder given with ``--data`` (:func:`open_data_folder`; layouts in
+the generated ``longlists`` (5 folds of 150-700 documents per query, few relevant; its model:
+:mod:`stochrank_objectives.longlists`), or any LETOR folder given with ``--data`` (:func:`open_data_folder`; layouts in
 :mod:`stochrank_objectives.letor`). A set without validation files gets a fixed 20% of each
 fold's train queries as its validation split (seed ``VALID_SPLIT_SEED``). ``g_max`` of ERR is
 the largest label of the fold's files.
@@ -27,12 +28,14 @@ import numpy as np  # noqa: E402
 from stochrank_objectives import metrics as M  # noqa: E402
 from stochrank_objectives.data import (  # noqa: E402
     RankingData, load_lightgbm_lambdarank, load_mq2008)
+from stochrank_objectives.longlists import load_long_lists  # noqa: E402
 from stochrank_objectives.letor import (  # noqa: E402
     LetorLayout, check_letor_files, letor_layout, load_letor_fold)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATA_CACHE = RESULTS / ".data_cache"   # parsed --data files (ignored by git)
-BUNDLED = {"mq2008": [1, 2, 3, 4, 5], "lightgbm_lambdarank": [1]}  # data set -> its folds
+# data set -> its folds (longlists is generated, not stored: the same draw on every machine)
+BUNDLED = {"mq2008": [1, 2, 3, 4, 5], "lightgbm_lambdarank": [1], "longlists": [1, 2, 3, 4, 5]}
 BOOSTERS = ("lightgbm", "xgboost", "catboost")
 TARGETS = ("NDCG@5", "MRR")
 TEST_METRICS = ("NDCG@5", "NDCG@10", "MRR", "ERR@10")
@@ -138,14 +141,17 @@ def load_split(dataset, fold: int) -> Split:
     if dataset == "mq2008":
         return Split(load_mq2008("train", fold), load_mq2008("vali", fold),
                      load_mq2008("test", fold), 2)
+    if dataset == "longlists":
+        return Split(load_long_lists("train", fold), load_long_lists("vali", fold),
+                     load_long_lists("test", fold), 4)
     if dataset == "lightgbm_lambdarank":
         if fold != 1:
             raise ValueError("lightgbm_lambdarank has a single train/test split: use --folds 1")
         train, valid = hold_out_validation(load_lightgbm_lambdarank("train"))
         test = load_lightgbm_lambdarank("test")
         return Split(train, valid, test, _grade_max(train, valid, test))
-    raise ValueError(f"unknown dataset {dataset!r}: mq2008, lightgbm_lambdarank, or a LETOR "
-                     "folder with --data PATH")
+    raise ValueError(f"unknown dataset {dataset!r}: mq2008, lightgbm_lambdarank, longlists, or "
+                     "a LETOR folder with --data PATH")
 
 
 def target_labels(y: np.ndarray, target: str) -> np.ndarray:

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._data import BOOSTERS, DATA_CACHE, RESULTS, resolve_dataset
+from ._data import BOOSTERS, BUNDLED, DATA_CACHE, RESULTS, resolve_dataset
 from ._executor import Execution, add_execution_args
 from ._reports import budget_lines, environment_line, write_csv
 from ._search import Space
@@ -28,7 +28,7 @@ from ._trials import Cache, TrainConfig, make_jobs, run_all, stable_hash
 
 def add_data_args(ap):
     """``--dataset`` (bundled), ``--data PATH`` (any LETOR folder) and ``--cache-dir``."""
-    ap.add_argument("--dataset", default="mq2008", choices=["mq2008", "lightgbm_lambdarank"],
+    ap.add_argument("--dataset", default="mq2008", choices=list(BUNDLED),
                     help="a bundled data set (ignored with --data)")
     ap.add_argument("--data", default=None, metavar="PATH",
                     help="a LETOR folder: Fold1..FoldK/{train,vali,test}.txt[.gz] (MSLR, "

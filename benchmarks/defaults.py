@@ -1,6 +1,6 @@
 """Real data at the package defaults: StochasticRank as a user gets it against native LambdaMART.
 
-    python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank | --data PATH
+    python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank|longlists | --data PATH
         [--cache-dir DIR]] [--folds 1 2 3 4 5] [--seeds 0 1 2]
         [--boosters lightgbm xgboost catboost] [--depth 6]
         [--out benchmarks/results/<dataset>_defaults] [--threads 1] [--workers 1 | --scheduler

@@ -21,6 +21,7 @@ PUBLIC_MODULES = (
     "stochrank_objectives.adapters.dask",
     "stochrank_objectives.data",
     "stochrank_objectives.letor",
+    "stochrank_objectives.longlists",
 )
 
 

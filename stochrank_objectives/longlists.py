@@ -1,0 +1,178 @@
+"""Long-list LETOR data: hundreds of documents per query, few relevant, graded labels.
+
+Web-search ranking sets (MSLR-WEB10K/30K, Yahoo, Istella) have 100-1,000 candidates per query
+of which a few are relevant; MQ2008 (about 20 per query) and the LightGBM sample do not show
+how a method behaves there. :func:`make_long_lists` draws such data from a stated model, seeded,
+so the benchmarks can measure long-list behaviour every time a default moves.
+
+>>> data = make_long_lists(n_queries=3, seed=0)
+>>> bool(data.group_sizes.min() >= 150 and data.group_sizes.max() <= 700)
+True
+>>> data.X.shape[1], data.X.dtype.name, sorted(set(data.y.tolist())) == [0.0, 1.0, 2.0, 3.0, 4.0]
+(40, 'float32', True)
+>>> train = load_long_lists("train", fold=2)   # 5 folds, each its own draw
+>>> train.n_queries
+200
+
+The model, per query ``q`` and document ``i`` (every draw from one seeded generator):
+
+* **list length** ``n_q = round(exp(U(log 150, log 700)))`` (log-uniform: many lists near 150-300,
+  some near 700);
+* **relevance**: a latent ``u_i ~ N(0, 1)`` plus a query shift ``d_q ~ N(0, 0.5^2)`` (some
+  queries have many relevant documents, some none); the grade is the number of thresholds
+  ``(1.9, 2.4, 2.9, 3.3)`` below ``u_i + d_q``, 0-4. Over the query shifts that is about 95.5%
+  grade 0, 2.9% grade 1, 1.1% grade 2 and 0.5% grades 3-4 (about 15 relevant documents in a
+  list of 330, a few queries with none): few relevant, as in web search;
+* **features**, ``n_features`` columns (default 40) of six kinds, each a noisy view of ``u_i``
+  (the grade is never a feature):
+
+  - *direct* (40%): ``h(u_i + s e)``, ``e ~ N(0, 1)``, noise ``s`` spread over 1.5-4.5 and a
+    monotone ``h`` (identity, ``tanh``, ``softplus`` or ``exp``), like text-match scores;
+  - *query-offset* (15%): ``u_i + s e + c_q``, ``c_q ~ N(0, 2^2)`` per query and feature:
+    informative only within a query (like BM25, whose scale depends on the query);
+  - *within-query rank* (10%): the rank of ``u_i + s e`` in its query divided by ``n_q``;
+  - *gated* (10%, in pairs): a gate ``g_i = v_i + 0.3 e`` with ``v_i ~ N(0, 1)``, and a view
+    ``(u_i + s e) 1{v_i > 0} + 0.3 e'``: relevance shows only where the gate is open
+    (an interaction that deeper trees can use);
+  - *query-level* (10%): one value per query, ``d_q + N(0, 1)`` or pure noise (query length,
+    click rate);
+  - *noise* (the rest): ``N(0, 1)``, uninformative.
+
+  Which column is which kind, its noise and its transform are fixed by ``feature_seed``, so the
+  train, validation and test splits of a fold share the feature semantics.
+
+Source: written for this package; the grade mix and list lengths follow the published
+statistics of MSLR-WEB30K (Qin & Liu, "Introducing LETOR 4.0 Datasets", arXiv:1306.2597) and
+Yahoo! LTR (Chapelle & Chang, JMLR W&CP 14, 2011): 100-1,000 documents per query, most of
+grade 0 or 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .data import RankingData
+from .groups import query_offsets_from_sizes
+
+__all__ = ["make_long_lists", "load_long_lists", "LONG_LIST_SPLITS", "GRADE_THRESHOLDS"]
+
+#: grade g is reached when u + d_q exceeds GRADE_THRESHOLDS[g - 1]
+GRADE_THRESHOLDS = (1.9, 2.4, 2.9, 3.3)
+#: queries of each split in :func:`load_long_lists`
+LONG_LIST_SPLITS = {"train": 200, "vali": 60, "test": 100}
+_KINDS = ("direct", "offset", "rank", "gated", "query", "noise")
+_SHARES = (0.4, 0.15, 0.1, 0.1, 0.1)  # the rest is noise
+
+
+def _feature_plan(n_features: int, feature_seed: int):
+    """Each column's kind, noise scale and transform (the same for every split)."""
+    rng = np.random.default_rng(np.random.SeedSequence([feature_seed, 7]))
+    counts = [int(round(share * n_features)) for share in _SHARES]
+    counts[3] -= counts[3] % 2  # gated features come in (gate, view) pairs
+    counts.append(max(0, n_features - sum(counts)))
+    kinds = [kind for kind, count in zip(_KINDS, counts) for _ in range(count)][:n_features]
+    noise = rng.uniform(1.5, 4.5, n_features)
+    transform = rng.integers(0, 4, n_features)
+    return kinds, noise, transform
+
+
+def _monotone(x: np.ndarray, which: int) -> np.ndarray:
+    if which == 1:
+        return np.tanh(x / 2.0)
+    if which == 2:
+        return np.logaddexp(0.0, x)  # softplus
+    if which == 3:
+        return np.exp(np.clip(x, -10.0, 10.0) / 2.0)
+    return x
+
+
+def _within_query_rank(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    ranks = np.empty_like(values)
+    for q in range(offsets.size - 1):
+        a, b = offsets[q], offsets[q + 1]
+        ranks[a:b] = np.argsort(np.argsort(values[a:b], kind="stable"), kind="stable") / (b - a)
+    return ranks
+
+
+def make_long_lists(n_queries: int = 200, n_features: int = 40, min_docs: int = 150,
+                    max_docs: int = 700, seed: int = 0, feature_seed: int = 0) -> RankingData:
+    """Draw ``n_queries`` long lists from the module's model.
+
+    Example: ``make_long_lists(500, seed=3)`` -- about 150k documents.
+
+    Args:
+      n_queries: number of queries (>= 1).
+      n_features: feature columns (>= 10, so that every kind of feature is present).
+      min_docs, max_docs: bounds of the log-uniform list length (1 <= min_docs <= max_docs).
+      seed: the draw of queries, documents and noise.
+      feature_seed: the columns' kinds, noise scales and transforms (keep it fixed across the
+        splits of one data set).
+
+    Returns:
+      a :class:`~stochrank_objectives.data.RankingData` (float32 features, grades 0-4, qid
+      0..n_queries-1, queries contiguous).
+    """
+    for name, value, low in (("n_queries", n_queries, 1), ("n_features", n_features, 10),
+                             ("min_docs", min_docs, 1), ("max_docs", max_docs, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if min_docs > max_docs:
+        raise ValueError(f"min_docs ({min_docs}) must not exceed max_docs ({max_docs})")
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 11]))
+    sizes = np.rint(np.exp(rng.uniform(np.log(min_docs), np.log(max_docs), n_queries)))
+    sizes = np.clip(sizes.astype(np.int64), min_docs, max_docs)
+    offsets = query_offsets_from_sizes(sizes)
+    n = int(offsets[-1])
+    query_of_doc = np.repeat(np.arange(n_queries), sizes)
+    shift = rng.normal(0.0, 0.5, n_queries)
+    latent = rng.standard_normal(n)
+    relevance = latent + shift[query_of_doc]
+    labels = np.searchsorted(np.asarray(GRADE_THRESHOLDS), relevance).astype(np.float64)
+
+    kinds, noise, transform = _feature_plan(n_features, feature_seed)
+    X = np.empty((n, n_features), dtype=np.float32)
+    gate = None
+    for j, kind in enumerate(kinds):
+        view = latent + noise[j] * rng.standard_normal(n)
+        if kind == "direct":
+            column = _monotone(view, int(transform[j]))
+        elif kind == "offset":
+            column = view + rng.normal(0.0, 2.0, n_queries)[query_of_doc]
+        elif kind == "rank":
+            column = _within_query_rank(view, offsets)
+        elif kind == "gated" and gate is None:
+            gate = rng.standard_normal(n)
+            column = gate + 0.3 * rng.standard_normal(n)
+        elif kind == "gated":
+            column = view * (gate > 0) + 0.3 * rng.standard_normal(n)
+            gate = None
+        elif kind == "query":
+            per_query = (shift if j % 2 == 0 else np.zeros(n_queries)) + rng.standard_normal(
+                n_queries)
+            column = per_query[query_of_doc]
+        else:
+            column = rng.standard_normal(n)
+        X[:, j] = column
+    return RankingData(X, labels, query_of_doc.astype(np.int64), offsets)
+
+
+def load_long_lists(split: str = "train", fold: int = 1) -> RankingData:
+    """One split of fold ``fold`` (1-5) of the long-list benchmark set.
+
+    Every fold is its own draw (``seed = 100 fold + split index``) with the same feature
+    semantics (``feature_seed = 0``); :data:`LONG_LIST_SPLITS` gives the queries per split
+    (Fold 1: 74k / 21k / 34k documents).
+
+    Args:
+      split: ``"train"``, ``"vali"`` or ``"test"``.
+      fold: 1-5.
+
+    Returns:
+      a :class:`~stochrank_objectives.data.RankingData`.
+    """
+    if split not in LONG_LIST_SPLITS:
+        raise ValueError(f"split must be one of {sorted(LONG_LIST_SPLITS)}, got {split!r}")
+    if fold not in (1, 2, 3, 4, 5):
+        raise ValueError(f"fold must be 1-5, got {fold!r}")
+    index = list(LONG_LIST_SPLITS).index(split)
+    return make_long_lists(LONG_LIST_SPLITS[split], seed=100 * fold + index)

@@ -1,0 +1,79 @@
+"""The long-list generator: its model's promises (list lengths, few relevant, graded labels,
+features that are noisy views of relevance), determinism and arguments."""
+
+import numpy as np
+import pytest
+
+from stochrank_objectives import metrics
+from stochrank_objectives.longlists import (GRADE_THRESHOLDS, LONG_LIST_SPLITS, load_long_lists,
+                                            make_long_lists)
+
+
+@pytest.fixture(scope="module")
+def train():
+    return load_long_lists("train", fold=1)
+
+
+def test_lists_are_long_and_queries_contiguous(train):
+    sizes = train.group_sizes
+    assert train.n_queries == LONG_LIST_SPLITS["train"]
+    assert sizes.min() >= 150 and sizes.max() <= 700 and 250 < sizes.mean() < 450
+    assert np.all(np.diff(train.qid) >= 0) and train.query_offsets[-1] == train.y.size
+    assert train.X.dtype == np.float32 and np.isfinite(train.X).all()
+
+
+def test_few_documents_are_relevant_and_every_grade_occurs(train):
+    share = np.bincount(train.y.astype(int), minlength=5) / train.y.size
+    assert 0.93 < share[0] < 0.98 and np.all(share > 0)
+    relevant = np.add.reduceat(train.y > 0, train.query_offsets[:-1])
+    assert 5 <= np.median(relevant) <= 30
+    assert (relevant == 0).mean() < 0.15  # a few queries without a relevant document
+
+
+def test_features_are_noisy_views_of_relevance(train):
+    y, offs = train.y, train.query_offsets
+    per_feature = [metrics.ndcg_at_k(train.X[:, j].astype(np.float64), y, offs, 5)
+                   for j in range(train.X.shape[1])]
+    random = metrics.ndcg_at_k(np.random.default_rng(0).normal(size=y.size), y, offs, 5)
+    informative = [v for v in per_feature if v > 1.5 * random]
+    assert len(informative) >= 20          # many weak signals ...
+    assert max(per_feature) < 0.4          # ... none of which ranks well alone
+
+
+def test_a_ranker_learns_more_than_any_single_feature(train):
+    lgb = pytest.importorskip("lightgbm")
+    test = load_long_lists("test", fold=1)
+    model = lgb.LGBMRanker(n_estimators=40, num_leaves=7, verbose=-1, n_jobs=1)
+    model.fit(train.X, train.y, group=train.group_sizes)
+    learned = metrics.ndcg_at_k(model.predict(test.X), test.y, test.query_offsets, 5)
+    best_single = max(metrics.ndcg_at_k(test.X[:, j].astype(np.float64), test.y,
+                                        test.query_offsets, 5) for j in range(test.X.shape[1]))
+    assert learned > best_single + 0.15
+
+
+def test_same_seed_same_data_and_folds_differ():
+    a, b = make_long_lists(5, seed=3), make_long_lists(5, seed=3)
+    np.testing.assert_array_equal(a.X, b.X)
+    np.testing.assert_array_equal(a.y, b.y)
+    assert not np.array_equal(load_long_lists("vali", 1).y, load_long_lists("vali", 2).y)
+
+
+def test_grades_follow_the_thresholds():
+    assert list(GRADE_THRESHOLDS) == sorted(GRADE_THRESHOLDS)
+    data = make_long_lists(20, seed=1)
+    assert set(np.unique(data.y)) <= {0.0, 1.0, 2.0, 3.0, 4.0}
+
+
+@pytest.mark.parametrize("kwargs, field", [({"n_queries": 0}, "n_queries"),
+                                           ({"n_features": 5}, "n_features"),
+                                           ({"min_docs": 300, "max_docs": 200}, "min_docs"),
+                                           ({"n_queries": 2.5}, "n_queries")])
+def test_bad_arguments_are_named(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        make_long_lists(**kwargs)
+
+
+@pytest.mark.parametrize("split, fold", [("valid", 1), ("train", 6)])
+def test_bad_split_or_fold(split, fold):
+    with pytest.raises(ValueError, match="split|fold"):
+        load_long_lists(split, fold)
