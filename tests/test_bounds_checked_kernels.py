@@ -1,0 +1,53 @@
+"""The kernels never read outside their arrays: the kernel tests again, compiled with Numba's
+bounds checking (issue 21).
+
+Numba's compiled code does not check indices, so a kernel that reads past an array returns
+garbage instead of failing. ``NUMBA_BOUNDSCHECK=1`` compiles every kernel with the check (an
+``IndexError`` on any out-of-range index); the subprocess gets its own Numba cache folder, so
+it neither loads the unchecked machine code from the package's cache nor leaves checked code
+there. A probe first confirms that the check is on.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the kernel tests (brute force, statistics, internals), the objectives' bad-input tests and
+#: the threads test whose race once made the kernels read past their arrays
+CHECKED_TESTS = ["tests/kernels", "tests/objectives/test_bad_input.py",
+                 "tests/objectives/test_shared_between_threads.py"]
+
+PROBE = """
+import numpy as np
+from numba import njit
+
+@njit
+def past_the_end(a):
+    return a[a.shape[0]]
+
+try:
+    past_the_end(np.zeros(3))
+except IndexError:
+    print("bounds checked")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # compiles every kernel again, with the checks
+def test_kernel_tests_pass_with_numba_bounds_checking(tmp_path):
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    probe = subprocess.run([sys.executable, "-c", PROBE], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert probe.stdout.strip() == "bounds checked", probe.stderr
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=",
+         *CHECKED_TESTS],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=1500)
+    tail = run.stdout[-3000:] + run.stderr[-2000:]
+    assert run.returncode == 0, tail
+    assert " passed" in run.stdout and "IndexError" not in run.stdout, tail
