@@ -17,7 +17,7 @@ from .._booster_params import check_known_names
 from .._common import EvalMetric
 from .._ranker import StochasticRankerBase
 from ._fit import detached, fit_per_tree, fit_pointer
-from ._layout import encode_row_index
+from ._layout import LayoutError, encode_row_index
 from ._objective import CatBoostObjective
 from ._params import (
     catboost_metric,
@@ -140,11 +140,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
             try:
                 model, history, best = fit_pointer(adapter, learn, pools, params, rounds,
                                                    use_best, callbacks)
-            except CatBoostError:
-                if adapter.objective_error is not None:
-                    # the objective's own error, not CatBoost's wrapper with a traceback inside
-                    raise adapter.objective_error from None
-                if adapter.layout_error is None or route == "pointer":
+            except LayoutError:  # catboost_fit raises our own errors, not CatBoost's wrapper
+                if route == "pointer":
                     raise
                 warnings.warn(f"pointer route failed its layout guard ({adapter.layout_error}); "
                               "retraining with one tree per fit", RuntimeWarning, stacklevel=3)
