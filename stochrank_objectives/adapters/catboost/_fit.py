@@ -10,6 +10,8 @@ import signal
 import tempfile
 import threading
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from catboost import CatBoost, CatBoostError, Pool, sum_models
 from catboost.utils import eval_metric as _catboost_eval_metric
@@ -17,6 +19,9 @@ from catboost.utils import eval_metric as _catboost_eval_metric
 from ...sglb import tree_weights
 from ._params import QUANTIZATION_PARAMS
 from ._sglb import catboost_shrink_factor
+
+if TYPE_CHECKING:  # only the type checker needs it
+    from ._objective import CatBoostObjective
 
 __all__ = ["fit_pointer", "fit_per_tree", "detached", "catboost_fit", "checked_fit"]
 
@@ -71,7 +76,8 @@ def _sigint_recorded(adapter):
             signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def catboost_fit(model: CatBoost, pool, adapter, **fit_kwargs) -> CatBoost:
+def catboost_fit(model: CatBoost, pool: Pool, adapter: CatBoostObjective,
+                 **fit_kwargs: Any) -> CatBoost:
     """``model.fit(pool, **fit_kwargs)`` for a model whose ``loss_function`` is the
     :class:`CatBoostObjective` ``adapter``: the low-level route with the ranker's error handling.
 

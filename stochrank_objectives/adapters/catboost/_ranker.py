@@ -10,6 +10,7 @@ import warnings
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 from catboost import CatBoostError, CatBoostRanker, Pool
 from catboost._catboost import _check_train_params as check_train_params
 
@@ -100,7 +101,9 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                 return metric
         return super()._eval_metric(objective)
 
-    def fit(self, X, y, *, qid=None, group=None, eval_set=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
+            group: ArrayLike | None = None,
+            eval_set: list[tuple] | None = None) -> StochasticCatBoostRanker:
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``, as every ranker's
         ``fit``. ``X`` and the eval sets' features are arrays, DataFrames or lists of rows, not
         ``catboost.Pool``: the ranker builds its own Pools."""
