@@ -29,9 +29,9 @@ _BLOCK_VALUES = 1 << 22
 
 
 def as_matrix(X, where: str):
-    """``(X, n_rows, n_cols)``: arrays, DataFrames and Pools as given, any other 2-d
-    array-like (a list of rows) through numpy (an object array when it holds strings, e.g.
-    categorical columns)."""
+    """``(X, n_rows, n_cols)``: arrays and DataFrames (anything with a 2-d ``shape``) as given,
+    any other 2-d array-like (a list of rows) through numpy (an object array when it holds
+    strings, e.g. categorical columns). The CatBoost ranker refuses a ``catboost.Pool`` in fit."""
     if not hasattr(X, "shape"):
         try:
             array = np.asarray(X)

@@ -239,3 +239,24 @@ def test_catboost_ranker_feature_importances():
     assert np.all(imp >= 0) and imp.sum() > 0
     with pytest.raises(AttributeError, match="fit"):
         _cb_ranker().feature_importances_
+
+
+def test_catboost_unknown_eval_metric_is_named_briefly():
+    # was CatBoost's error listing every loss it has
+    ranker = _cb_ranker(eval_metric="NDGC")
+    with pytest.raises(ValueError, match=r"eval_metric='NDGC': unknown metric .*'NDCG'.*"
+                                         r"CatBoost metric string") as info:
+        ranker.fit(X, Y, qid=QID)
+    assert "YetiRank" not in str(info.value) and len(str(info.value)) < 300
+    _cb_ranker(eval_metric="PFound:decay=0.8").fit(X, Y / 2, qid=QID)  # CatBoost's own names
+
+
+def test_catboost_pool_input_is_refused_with_the_fix():
+    from catboost import Pool
+
+    pool = Pool(X, label=Y, group_id=QID)
+    with pytest.raises(TypeError, match=r"^X is a catboost.Pool: .*fit\(X, y, qid=qid"):
+        _cb_ranker().fit(pool, Y, qid=QID)
+    for eval_set in ([(pool, Y, QID)], [pool], pool):
+        with pytest.raises(TypeError, match=r"^eval_set(\[0\])? is a catboost.Pool"):
+            _cb_ranker().fit(X, Y, qid=QID, eval_set=eval_set)

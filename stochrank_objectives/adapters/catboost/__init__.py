@@ -25,6 +25,7 @@ eval metrics, categorical features and SGLB) is described on the documentation's
 (``docs/guide/catboost.md``, "How the adapter works").
 """
 
+from ._fit import catboost_fit
 from ._layout import MAX_ROWS, LayoutError, decode_row_index, encode_row_index
 from ._objective import CatBoostObjective
 from ._params import default_eval_metric
@@ -33,6 +34,7 @@ from ._ranker import StochasticCatBoostRanker
 __all__ = [
     "StochasticCatBoostRanker",
     "CatBoostObjective",
+    "catboost_fit",
     "LayoutError",
     "default_eval_metric",
     "encode_row_index",

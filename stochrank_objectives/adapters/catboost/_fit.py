@@ -4,8 +4,13 @@ back: docs/guide/catboost.md, "How the adapter works"."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import tempfile
+import threading
+
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from catboost import CatBoost, CatBoostError, Pool, sum_models
@@ -15,7 +20,146 @@ from ...sglb import tree_weights
 from ._params import QUANTIZATION_PARAMS
 from ._sglb import catboost_shrink_factor
 
-__all__ = ["fit_pointer", "fit_per_tree", "detached"]
+if TYPE_CHECKING:  # only the type checker needs it
+    from ._objective import CatBoostObjective
+
+__all__ = ["fit_pointer", "fit_per_tree", "detached", "catboost_fit", "checked_fit"]
+
+
+def _outcome(call):
+    """``(True, call())`` or ``(False, the exception it raised)``, run in a generator's frame.
+
+    After a Python objective or callback raised, CatBoost (1.2.10) leaves that exception as the
+    thread's "exception being handled" (``sys.exc_info()``) after ``fit`` has returned or
+    raised; every later exception on the thread then shows it as its context ("During handling
+    of the above exception, another exception occurred"), and CatBoost's text of the next
+    failed fit includes the previous fit's traceback. A generator has its own handled-exception
+    state, dropped with the generator, so the leftover never reaches the caller's thread.
+    """
+    def frame():
+        try:
+            result = (True, call())
+        except BaseException as exc:  # handed to the caller, which raises it
+            result = (False, exc)
+        yield result
+
+    return next(frame())
+
+
+@contextlib.contextmanager
+def _sigint_recorded(adapter):
+    """A list that records each SIGINT delivered while the block runs, the signal still raising
+    ``KeyboardInterrupt`` as Python's default handler does; ``adapter.sigint_received`` is set
+    too, so that its next ``after_iteration`` stops training.
+
+    CatBoost can lose that ``KeyboardInterrupt`` for good (e.g. when it lands in the Python
+    function CatBoost logs through, an error CatBoost never checks): training then goes on as
+    if there had been no Ctrl-C. Only with Python's default handler, in the main thread (the
+    only one that may set handlers); any other handler is the caller's to keep.
+    """
+    record = []
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield record
+        return
+
+    def handler(signum, frame):
+        record.append(signum)
+        adapter.sigint_received = True
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield record
+    finally:
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def catboost_fit(model: CatBoost, pool: Pool, adapter: CatBoostObjective,
+                 **fit_kwargs: Any) -> CatBoost:
+    """``model.fit(pool, **fit_kwargs)`` for a model whose ``loss_function`` is the
+    :class:`CatBoostObjective` ``adapter``: the low-level route with the ranker's error handling.
+
+    Example::
+
+        adapter = CatBoostObjective(obj, labels, query_offsets)
+        model = CatBoost(dict(loss_function=adapter, eval_metric="NDCG:top=5",
+                              iterations=100, bootstrap_type="Bernoulli"))
+        catboost_fit(model, Pool(X, label=encode_row_index(len(labels)), group_id=groups),
+                     adapter, eval_set=eval_pool)
+
+    The adapter is reset first and put first among the callbacks (its ``after_iteration``
+    counts the trees). Errors are the adapter's own: the objective's
+    ``ValueError`` (also the one refusing a weighted learn Pool), ``LayoutError`` or
+    ``KeyboardInterrupt``, never a ``CatBoostError`` wrapping a traceback.
+
+    Returns:
+      the fitted ``model``.
+    """
+    adapter.reset()
+    params = model.get_params()
+    adapter.total_iterations = next((params[k] for k in ("iterations", "n_estimators",
+                                                         "num_boost_round", "num_trees")
+                                     if k in params), None)
+    others = [cb for cb in fit_kwargs.pop("callbacks", None) or () if cb is not adapter]
+    return checked_fit(adapter, model, pool, callbacks=[adapter] + others, **fit_kwargs)
+
+
+def checked_fit(adapter, model, *args, **kwargs):
+    """``model.fit(*args, **kwargs)`` for a model whose ``loss_function`` is ``adapter``,
+    raising what actually went wrong instead of CatBoost's view of it.
+
+    - an exception raised in the adapter's code (the objective's ``ValueError``, a
+      ``LayoutError``, a ``KeyboardInterrupt`` that landed in Python code) is raised itself, not
+      the ``CatBoostError`` holding its traceback as text;
+    - a ``KeyboardInterrupt`` that CatBoost wrapped (it landed in another Python callback or in
+      CatBoost's Cython glue) is raised as ``KeyboardInterrupt``;
+    - a SIGINT delivered during the fit (with Python's default handler, in the main thread)
+      raises ``KeyboardInterrupt`` even when CatBoost lost it or stopped as if asked to;
+    - with ``adapter`` among the callbacks: a fit that returns after a tree whose
+      ``after_iteration`` never ran raises ``KeyboardInterrupt``. CatBoost prints an exception
+      raised while it builds the callbacks' argument ("Exception ignored in
+      _CallbackAfterIteration"; in practice Ctrl-C landing there) and stops training as if a
+      callback had asked to: the model would look complete with a fraction of its trees.
+
+    Returns:
+      the fitted ``model``.
+    """
+    # a record of this fit only: an earlier fit's error must not resurface
+    adapter.error, adapter.sigint_received = None, False
+    with _sigint_recorded(adapter) as sigints:
+        ok, outcome = _outcome(lambda: model.fit(*args, **kwargs))
+    recorded = adapter.error
+    if isinstance(recorded, KeyboardInterrupt):
+        raise recorded
+    if not ok:
+        if isinstance(outcome, KeyboardInterrupt):
+            raise outcome
+        if isinstance(outcome, CatBoostError):
+            if isinstance(outcome.__context__, KeyboardInterrupt):
+                # CatBoost wraps the exception of a Python call it made while that exception is
+                # still being handled: the context is the interrupt itself
+                raise outcome.__context__ from None
+            if sigints:
+                raise KeyboardInterrupt from None
+            if recorded is not None:
+                raise recorded
+        raise outcome
+    if sigints:
+        raise KeyboardInterrupt("Ctrl-C during the CatBoost fit, which CatBoost did not "
+                                "pass on: the model may lack trees")
+    if adapter.trees_started > adapter.iteration and _callbacks_include(kwargs, adapter):
+        raise KeyboardInterrupt(
+            f"CatBoost stopped training after {adapter.trees_started} of "
+            f"{adapter.total_iterations} trees: it ignored an exception raised between two "
+            "trees (printed above as 'Exception ignored in _CallbackAfterIteration'; with "
+            "Ctrl-C, a KeyboardInterrupt), which it treats as a request to stop")
+    return model
+
+
+def _callbacks_include(kwargs, adapter) -> bool:
+    return any(cb is adapter for cb in kwargs.get("callbacks") or ())
 
 
 def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
@@ -27,8 +171,9 @@ def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
     """
     model = CatBoost(dict(params, loss_function=adapter))
     adapter.total_iterations = params.get("iterations")
-    model.fit(learn, eval_set=eval_pools or None, early_stopping_rounds=early_stopping_rounds,
-              use_best_model=use_best_model, callbacks=[adapter] + list(callbacks or []))
+    checked_fit(adapter, model, learn, eval_set=eval_pools or None,
+                early_stopping_rounds=early_stopping_rounds, use_best_model=use_best_model,
+                callbacks=[adapter] + list(callbacks or []))
     history = {k: v for k, v in model.get_evals_result().items()
                if k != "learn" or any(v.values())}  # learn values are skipped (hints)
     if not eval_pools:
@@ -94,7 +239,8 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
             learn.set_baseline(adapter.served_baseline)
         tree = CatBoost(dict(p, iterations=1, random_seed=(seed + t) % 2 ** 32,
                              loss_function=adapter))
-        tree.fit(learn, eval_set=eval_pools if (t == 0 and eval_pools) else None)
+        checked_fit(adapter, tree, learn,
+                    eval_set=eval_pools if (t == 0 and eval_pools) else None)
         scores += tree.predict(feature_pool, prediction_type="RawFormulaVal")
         models.append(tree)
         if t == 0 and eval_pools:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,11 @@ from ._layout import (
 if TYPE_CHECKING:  # only the type checker needs it
     from ...objectives import Objective
 
-__all__ = ["CatBoostObjective"]
+__all__ = ["CatBoostObjective", "WEIGHTS_NOT_SUPPORTED"]
+
+WEIGHTS_NOT_SUPPORTED = (
+    "CatBoostObjective got object weights: the learn Pool has weight= or group_weight=, but "
+    "weighted objectives are not supported yet; build the learn Pool without weights")
 
 
 class CatBoostObjective:
@@ -40,10 +45,15 @@ class CatBoostObjective:
 
         adapter = CatBoostObjective(obj, labels, query_offsets)
         pool = Pool(X, label=encode_row_index(len(labels)), group_id=group_index)
-        CatBoost(dict(loss_function=adapter, eval_metric="NDCG:top=5", boosting_type="Plain",
-                      bootstrap_type="Bernoulli")).fit(pool, callbacks=[adapter])
+        model = CatBoost(dict(loss_function=adapter, eval_metric="NDCG:top=5",
+                              boosting_type="Plain", bootstrap_type="Bernoulli"))
+        catboost_fit(model, pool, adapter)
 
-    (the callback advances ``iteration``; call :meth:`reset` before re-using the object).
+    (:func:`catboost_fit` resets the object, adds it as the callback that advances
+    ``iteration`` and raises the objective's own errors and ``KeyboardInterrupt``; a plain
+    ``model.fit(pool, callbacks=[adapter])`` after :meth:`reset` works too, with CatBoost's
+    error handling: see :doc:`/guide/catboost`). The learn Pool must be unweighted: object or
+    group weights are refused with a ``ValueError`` (weighted objectives are not supported yet).
 
     Args:
       objective: object with ``grad_hess(scores, labels, query_offsets, iteration)``.
@@ -91,7 +101,14 @@ class CatBoostObjective:
         self._cache_scores: np.ndarray | None = None
         self._cache_ders: Any = None  # an array whenever _cache_scores is one
         self._search_base = None  # address of the approx buffer of the tree-search passes
-        self.objective_error: Exception | None = None  # the objective's own ValueError/TypeError, if it raised
+        # The first exception raised in this object's code during the fit (the objective's
+        # ValueError, a LayoutError, a KeyboardInterrupt from Ctrl-C): CatBoost passes it on
+        # only as text inside a CatBoostError, so the package's fits raise this one instead.
+        self.error: BaseException | None = None
+        # trees CatBoost asked derivatives for (pointer route); one more than ``iteration``
+        # after a fit means a tree whose after_iteration never ran (CatBoost ignored an error)
+        self.trees_started = 0
+        self.sigint_received = False  # a SIGINT arrived during the package's fit
 
     def release(self) -> None:
         """Drop the per-row arrays after training (the object stays usable after :meth:`reset`)."""
@@ -149,8 +166,22 @@ class CatBoostObjective:
         return self._pass_scores32
 
     # -- the CatBoost protocol --------------------------------------------------------------
+    @contextlib.contextmanager
+    def _recorded(self):
+        """Keep the first exception raised in our code (see ``error``) and re-raise it."""
+        try:
+            yield
+        except BaseException as exc:
+            if self.error is None:
+                self.error = exc
+            if isinstance(exc, LayoutError):
+                self.layout_error = str(exc)
+            raise
+
     def after_iteration(self, info: Any) -> bool:
-        with self._lock:
+        with self._lock, self._recorded():
+            if self.sigint_received:  # set by the package's fits: CatBoost may have lost it
+                raise KeyboardInterrupt("Ctrl-C during the CatBoost fit")
             self.iteration += 1
             self._precompute()
         return True
@@ -181,23 +212,16 @@ class CatBoostObjective:
         self._pass_iteration = self.iteration
 
     def calc_ders_range(self, approxes: Any, targets: Any, weights: Any) -> Any:
-        with self._lock:
+        with self._lock, self._recorded():
             self.n_calls += 1
+            self.trees_started = self.iteration + 1
             if self.layout_error is not None:
                 raise LayoutError(self.layout_error)
-            try:
-                if weights is not None:
-                    raise LayoutError("CatBoost passed object weights; the adapter builds "
-                                      "unweighted pools only")
-                if self.route == "pointer":
-                    return self._pointer_chunk(approxes, targets)
-                return self._served_chunk(approxes, targets)
-            except LayoutError as exc:
-                self.layout_error = str(exc)
-                raise
-            except (ValueError, TypeError) as exc:
-                self.objective_error = exc  # CatBoost re-raises it as a CatBoostError: keep it
-                raise
+            if weights is not None:  # not a layout problem: the per-tree route would fail too
+                raise ValueError(WEIGHTS_NOT_SUPPORTED)
+            if self.route == "pointer":
+                return self._pointer_chunk(approxes, targets)
+            return self._served_chunk(approxes, targets)
 
     def _pointer_chunk(self, approxes, targets):
         n = approxes.shape[0]

@@ -10,6 +10,7 @@ import warnings
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 from catboost import CatBoostError, CatBoostRanker, Pool
 from catboost._catboost import _check_train_params as check_train_params
 
@@ -17,7 +18,7 @@ from .._booster_params import check_known_names
 from .._common import EvalMetric
 from .._ranker import StochasticRankerBase
 from ._fit import detached, fit_per_tree, fit_pointer
-from ._layout import encode_row_index
+from ._layout import LayoutError, encode_row_index
 from ._objective import CatBoostObjective
 from ._params import (
     catboost_metric,
@@ -93,9 +94,35 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         if isinstance(metric, str) and "@" not in metric:
             try:
                 return EvalMetric.from_string(metric)
-            except ValueError:
-                return metric  # a CatBoost metric string, e.g. "NDCG:top=5;type=Base"
+            except ValueError as ours:
+                # a CatBoost metric string, e.g. "NDCG:top=5;type=Base": its name is checked
+                # now (CatBoost's own error lists every loss it has), its options at fit
+                _check_catboost_metric_name(metric, ours)
+                return metric
         return super()._eval_metric(objective)
+
+    def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
+            group: ArrayLike | None = None,
+            eval_set: list[tuple] | None = None) -> StochasticCatBoostRanker:
+        """Train on ``X, y`` with the queries given by ``qid`` or ``group``, as every ranker's
+        ``fit``. ``X`` and the eval sets' features are arrays, DataFrames or lists of rows, not
+        ``catboost.Pool``: the ranker builds its own Pools."""
+        given = [("X", X)]
+        if isinstance(eval_set, Pool):
+            given.append(("eval_set", eval_set))
+        elif isinstance(eval_set, (list, tuple)):
+            given += [(f"eval_set[{i}]", item[0] if isinstance(item, (list, tuple)) and item
+                       else item) for i, item in enumerate(eval_set)]
+        for where, data in given:
+            if isinstance(data, Pool):
+                # the learn Pool's labels must be row indices and a Pool can be neither
+                # relabelled nor read back (categorical columns), so it is not taken apart
+                raise TypeError(
+                    f"{where} is a catboost.Pool: {type(self).__name__} builds its own Pools "
+                    "(its learn labels carry row indices); pass the data the Pool was built "
+                    "from, fit(X, y, qid=qid, eval_set=[(X_val, y_val, qid_val)]), with "
+                    "cat_features= for categorical columns")
+        return super().fit(X, y, qid=qid, group=group, eval_set=eval_set)
 
     def _valid_booster_params(self):
         return catboost_parameter_names() | RANKER_ONLY_PARAMS
@@ -148,11 +175,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
             try:
                 model, history, best = fit_pointer(adapter, learn, pools, params, rounds,
                                                    use_best, callbacks)
-            except CatBoostError:
-                if adapter.objective_error is not None:
-                    # the objective's own error, not CatBoost's wrapper with a traceback inside
-                    raise adapter.objective_error from None
-                if adapter.layout_error is None or route == "pointer":
+            except LayoutError:  # catboost_fit raises our own errors, not CatBoost's wrapper
+                if route == "pointer":
                     raise
                 warnings.warn(f"pointer route failed its layout guard ({adapter.layout_error}); "
                               "retraining with one tree per fit", RuntimeWarning, stacklevel=3)
@@ -187,6 +211,17 @@ class StochasticCatBoostRanker(StochasticRankerBase):
 
     def _importances(self):
         return self.booster_.get_feature_importance()
+
+
+def _check_catboost_metric_name(metric: str, ours: ValueError) -> None:
+    """Refuse an eval_metric string that is neither this package's metric nor CatBoost's."""
+    name = metric.partition(":")[0]
+    try:
+        check_train_params({"loss_function": "YetiRank", "eval_metric": name})
+    except CatBoostError:
+        raise ValueError(
+            f"eval_metric={metric!r}: {ours}; or a CatBoost metric string such as "
+            f"'NDCG:top=5;type=Base' (CatBoost has no metric named {name!r} either)") from None
 
 
 class _WithSpec:
