@@ -119,3 +119,42 @@ def _own_thread_run(train, shared, part):
     # so a training that starts the thread's count at 0 keys its noise like a fresh adapter's
     shared.reset_iteration()
     return train(shared, part, False)
+
+
+def test_a_catboost_objective_in_a_training_refuses_a_second_one(parts):
+    catboost = pytest.importorskip("catboost")
+    import threading
+
+    from stochrank_objectives.adapters.catboost import (CatBoostObjective, catboost_fit,
+                                                        encode_row_index)
+
+    part = parts[2]
+    adapter = CatBoostObjective(sro.StochasticRank(top=5), part.y, part.query_offsets)
+
+    def model():
+        return catboost.CatBoost(dict(loss_function=adapter, eval_metric="NDCG:top=5",
+                                      iterations=3, depth=2,
+                                      boosting_type="Plain", bootstrap_type="No",
+                                      thread_count=1, verbose=False, random_seed=0))
+
+    pool = catboost.Pool(part.X, label=encode_row_index(part.y.size), group_id=part.qid)
+    holding, release = threading.Event(), threading.Event()
+
+    def training_in_another_thread():  # holds the adapter as a running fit does
+        with adapter.fitting:
+            holding.set()
+            release.wait(30)
+
+    other = threading.Thread(target=training_in_another_thread)
+    other.start()
+    holding.wait(30)
+    adapter.iteration = 7  # the running training's state, which a second fit must not reset
+    try:
+        with pytest.raises(RuntimeError, match="one training at a time"):
+            catboost_fit(model(), pool, adapter)
+        assert adapter.iteration == 7
+    finally:
+        release.set()
+        other.join()
+    fitted = catboost_fit(model(), pool, adapter)  # free again: trains
+    assert fitted.tree_count_ == 3

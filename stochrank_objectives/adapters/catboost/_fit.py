@@ -97,13 +97,30 @@ def catboost_fit(model: CatBoost, pool: Pool, adapter: CatBoostObjective,
     Returns:
       the fitted ``model``.
     """
-    adapter.reset()
-    params = model.get_params()
-    adapter.total_iterations = next((params[k] for k in ("iterations", "n_estimators",
-                                                         "num_boost_round", "num_trees")
-                                     if k in params), None)
-    others = [cb for cb in fit_kwargs.pop("callbacks", None) or () if cb is not adapter]
-    return checked_fit(adapter, model, pool, callbacks=[adapter] + others, **fit_kwargs)
+    with one_training(adapter):  # before the reset: it must not touch a running training
+        adapter.reset()
+        params = model.get_params()
+        adapter.total_iterations = next((params[k] for k in ("iterations", "n_estimators",
+                                                             "num_boost_round", "num_trees")
+                                         if k in params), None)
+        others = [cb for cb in fit_kwargs.pop("callbacks", None) or () if cb is not adapter]
+        return checked_fit(adapter, model, pool, callbacks=[adapter] + others, **fit_kwargs)
+
+
+@contextlib.contextmanager
+def one_training(adapter):
+    """Hold ``adapter`` for one training: its state (iteration, derivatives, the learn rows'
+    buffers) is one training's, and a second fit at the same time, e.g. from another thread,
+    would corrupt both. Re-entrant in the holding thread (the per-tree route fits tree by
+    tree); another thread gets a ``RuntimeError`` naming the fix."""
+    if not adapter.fitting.acquire(blocking=False):
+        raise RuntimeError("this CatBoostObjective is already training a model in another "
+                           "thread: it serves one training at a time; build one adapter per "
+                           "training (the rankers do)")
+    try:
+        yield adapter
+    finally:
+        adapter.fitting.release()
 
 
 def checked_fit(adapter, model, *args, **kwargs):
@@ -123,13 +140,16 @@ def checked_fit(adapter, model, *args, **kwargs):
       _CallbackAfterIteration"; in practice Ctrl-C landing there) and stops training as if a
       callback had asked to: the model would look complete with a fraction of its trees.
 
+    Raises ``RuntimeError`` when ``adapter`` is already in a fit (one training at a time).
+
     Returns:
       the fitted ``model``.
     """
-    # a record of this fit only: an earlier fit's error must not resurface
-    adapter.error, adapter.sigint_received = None, False
-    with _sigint_recorded(adapter) as sigints:
-        ok, outcome = _outcome(lambda: model.fit(*args, **kwargs))
+    with one_training(adapter):
+        # a record of this fit only: an earlier fit's error must not resurface
+        adapter.error, adapter.sigint_received = None, False
+        with _sigint_recorded(adapter) as sigints:
+            ok, outcome = _outcome(lambda: model.fit(*args, **kwargs))
     recorded = adapter.error
     if isinstance(recorded, KeyboardInterrupt):
         raise recorded

@@ -82,6 +82,7 @@ class CatBoostObjective:
         self.route = route
         self.total_iterations = None  # trees of the current fit, when known (no guess after the last)
         self._lock = threading.Lock()
+        self.fitting = threading.RLock()  # held by the package's fits: one training at a time
         self.reset()
 
     # -- state ----------------------------------------------------------------------------
@@ -119,12 +120,13 @@ class CatBoostObjective:
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        del state["_lock"]
+        del state["_lock"], state["fitting"]
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self.fitting = threading.RLock()
 
     # -- derivatives ----------------------------------------------------------------------
     def derivatives(self, scores: np.ndarray) -> np.ndarray:
