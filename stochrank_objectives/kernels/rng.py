@@ -97,7 +97,7 @@ def fill_standard_logistic(key, out):
     for i in range(out.shape[0]):
         state += _GOLDEN
         u = (float(_mix64(state) >> uint64(11)) + 0.5) * _INV_2_53
-        out[i] = math.log(u) - math.log1p(-u)
+        out[i] = math.log(u / (1.0 - u))
 
 
 @njit(cache=True, parallel=True)

@@ -5,7 +5,8 @@ definitions and their sources).
 One concern per function:
 
 * :func:`noisy_order` -- the order of one permutation: the query's scores plus the noise of the
-  stream keyed by ``(seed, iteration, query, permutation)``, stable-sorted descending;
+  stream keyed by ``(seed, iteration, query, permutation)``, stable-sorted descending (only the
+  leading positions the pairs can reach, :func:`needed_positions`, by :func:`top_order`);
 * :func:`permutation_pairs` -- the weighted pairs ``(winner, loser, w)`` of one order
   (:func:`classic_pairs` for YetiRank, :func:`yetiloss_pairs` for the metric modes);
 * :func:`add_pair_derivatives` -- the gradient and diagonal hessian of
@@ -60,25 +61,85 @@ class YetiSettings(NamedTuple):
     seed: int
 
 
-@njit(cache=True)
-def noisy_order(s, noise, noise_power, seed, iteration, q, k, buf):
-    """Positions -> indices of ``s + e`` sorted descending (stable: ties keep input order).
+@njit(cache=True, inline="always")
+def _worse(z, i, j):
+    """Whether document ``i`` ranks below ``j``: a smaller ``z``, or an equal one later in the
+    input (the stable order)."""
+    return z[i] < z[j] or (z[i] == z[j] and i > j)
 
-    ``e`` is permutation ``k`` of query ``q``: standard logistic (``NOISE_LOGISTIC``, from the
-    stream ``(seed, iteration, q, k)`` salted apart from the Gaussian ones), ``N(0,
-    noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf`` is scratch of ``len(s)``.
+
+@njit(cache=True)
+def _sift_down(z, heap, pos, size):
+    """Restore the heap ``heap[:size]`` (the worst document at the root) below ``pos``."""
+    doc = heap[pos]
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and _worse(z, heap[child + 1], heap[child]):
+            child += 1
+        if _worse(z, heap[child], doc):
+            heap[pos] = heap[child]
+            pos = child
+        else:
+            break
+    heap[pos] = doc
+
+
+@njit(cache=True)
+def top_order(z, m):
+    """The first ``m`` positions of the stable descending order of ``z`` (ties in input order),
+    in ``O(n + m log m)`` for a random order: a heap of the ``m`` best so far, then heap sort."""
+    heap = np.arange(m)
+    for pos in range(m // 2 - 1, -1, -1):
+        _sift_down(z, heap, pos, m)
+    for i in range(m, z.shape[0]):
+        if z[i] > z[heap[0]]:  # i comes after every kept document: a tie ranks it below
+            heap[0] = i
+            _sift_down(z, heap, 0, m)
+    for end in range(m - 1, 0, -1):
+        doc = heap[end]
+        heap[end] = heap[0]
+        heap[0] = doc
+        _sift_down(z, heap, 0, end)
+    return heap
+
+
+@njit(cache=True)
+def noisy_order(s, noise, noise_power, stream, length, buf):
+    """The first ``length`` positions (documents) of ``z = s + e`` sorted descending (stable:
+    ties keep input order): a full sort, or :func:`top_order` when ``3 length <= len(s)``.
+
+    ``e`` is permutation ``k`` of query ``q`` (``stream = (seed, iteration, q, k)``): standard
+    logistic (``NOISE_LOGISTIC``, salted apart from the Gaussian streams), ``N(0,
+    noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``.
     """
-    if noise == NOISE_NONE:
-        return order_desc(s)
+    seed, iteration, q, k = stream
+    n = s.shape[0]
     if noise == NOISE_GAUSS:
         fill_standard_normal(stream_key(seed, iteration, q, k), buf)
-        for i in range(s.shape[0]):
+        for i in range(n):
             buf[i] = s[i] + noise_power * buf[i]
-    else:
+    elif noise == NOISE_LOGISTIC:
         fill_standard_logistic(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
-        for i in range(s.shape[0]):
+        for i in range(n):
             buf[i] += s[i]
-    return order_desc(buf)
+    else:
+        buf[:] = s
+    if 3 * length <= n:
+        return top_order(buf, length)
+    for i in range(n):
+        buf[i] = -buf[i]
+    return np.argsort(buf, kind="mergesort")  # ascending -z: descending z, ties in input order
+
+
+@njit(cache=True)
+def needed_positions(n, settings):
+    """How many leading positions of an order the pairs can reach: all for Classic and for
+    ``num_neighbors = -1``, else ``min(n, top + num_neighbors)``."""
+    if settings.mode == MODE_CLASSIC or settings.neighbors <= 0 or settings.top >= n:
+        return n
+    return min(n, settings.top + settings.neighbors)
 
 
 @njit(cache=True, inline="always")
@@ -204,9 +265,21 @@ def permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings, wi
 
 
 @njit(cache=True)
-def add_pair_derivatives(s, winners, losers, weights, count, grad, hess, with_loss):
+def exp_scores(s, out):
+    """``out = exp(s - max(s))`` (in (0, 1]), so that ``sigmoid(s_b - s_a) = out_b / (out_a +
+    out_b)`` costs one division per pair."""
+    top = s[0]
+    for i in range(s.shape[0]):
+        top = max(top, s[i])
+    for i in range(s.shape[0]):
+        out[i] = np.exp(s[i] - top)
+
+
+@njit(cache=True)
+def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with_loss):
     """Add the derivatives of ``sum_pairs w log(1 + exp(-(s_a - s_b)))`` (``a`` the winner,
-    weights fixed) to ``grad`` and ``hess``; returns that sum when ``with_loss`` (else 0):
+    weights fixed) to ``grad`` and ``hess``; returns that sum when ``with_loss`` (else 0).
+    ``e``: :func:`exp_scores` of ``s``::
 
         rho = sigmoid(s_b - s_a);  grad_a -= w rho,  grad_b += w rho,
         hess_a, hess_b += w rho (1 - rho).
@@ -216,15 +289,18 @@ def add_pair_derivatives(s, winners, losers, weights, count, grad, hess, with_lo
         a = winners[i]
         b = losers[i]
         w = weights[i]
-        d = s[b] - s[a]
-        rho = sigmoid(d)
+        denominator = e[a] + e[b]
+        if denominator > 1e-300:
+            rho = e[b] / denominator
+        else:  # both scores far below the query's best: exp underflows
+            rho = sigmoid(s[b] - s[a])
         grad[a] -= w * rho
         grad[b] += w * rho
         h = w * rho * (1.0 - rho)
         hess[a] += h
         hess[b] += h
         if with_loss:
-            total += w * softplus(d)
+            total += w * softplus(s[b] - s[a])
     return total
 
 
@@ -240,15 +316,19 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     losers = np.empty(size, dtype=np.int64)
     weights = np.empty(size)
     buf = np.empty(n)
+    e = np.empty(n)
+    exp_scores(s, e)
+    length = needed_positions(n, settings)
     # without noise every permutation is the same order: one stands for all of them
     rounds = 1 if settings.noise == NOISE_NONE else settings.permutations
     total = 0.0
     for k in range(rounds):
-        order = noisy_order(s, settings.noise, settings.noise_power, settings.seed, iteration,
-                            q, k, buf)
+        order = noisy_order(s, settings.noise, settings.noise_power,
+                            (settings.seed, iteration, q, k), length, buf)
         count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
                                   winners, losers, weights)
-        total += add_pair_derivatives(s, winners, losers, weights, count, grad, hess, with_loss)
+        total += add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess,
+                                       with_loss)
     if rounds > 1:
         inv = 1.0 / rounds
         for i in range(n):

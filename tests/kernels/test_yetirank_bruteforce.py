@@ -91,3 +91,17 @@ def test_max_pairs_bounds_every_mode():
                             mode != "Classic" and k < (top or n)
                             and (neighbors == -1 or m - k <= neighbors)))
             assert K.max_pairs(n, st) == worst, (mode, top, neighbors, n)
+
+
+def test_top_order_is_the_prefix_of_the_stable_sort():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        z = rng.integers(0, 6, n).astype(np.float64)  # heavy ties
+        if rng.random() < 0.5:
+            z += rng.normal(size=n)
+        m = int(rng.integers(1, n + 1))
+        full = np.argsort(-z, kind="stable")
+        np.testing.assert_array_equal(K.top_order(z.copy(), m), full[:m])
+        order = K.noisy_order(z, K.NOISE_NONE, 1.0, (0, 0, 0, 0), m, np.empty(n))
+        np.testing.assert_array_equal(order[:m], full[:m])
