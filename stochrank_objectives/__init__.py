@@ -30,6 +30,7 @@ from .objectives import (
     SoftRank,
     StochasticRank,
     StochasticRankDCGRR,
+    YetiRank,
     draw_noise,
     e_lambda_mart,
     stochastic_rank_gradient,
@@ -77,6 +78,7 @@ __all__ = [
     "SmoothNDCG",
     "ListNet",
     "StochasticRankDCGRR",
+    "YetiRank",
     # scikit-learn rankers and model selection (lazy)
     "StochasticLGBMRanker",
     "StochasticXGBRanker",

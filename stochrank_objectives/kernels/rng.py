@@ -5,7 +5,8 @@ for would change the numbers with the thread count. Here every stream is a pure 
 of its key instead: a SplitMix64 sequence seeded by hashing ``(seed, iteration, query,
 sample)``, turned into standard normals by the Box-Muller transform. The same key gives
 bit-identical noise on any number of threads. The Gumbel(0, 1) draws of the stochastic
-treatment E[.] (Bruch et al. 2020) use the same streams with a salted sample index.
+treatment E[.] (Bruch et al. 2020) use the same streams with a salted sample index, and so do
+the standard logistic draws of YetiRank's noisy permutations.
 """
 
 import math
@@ -20,6 +21,8 @@ _TWO_PI = 2.0 * math.pi
 _INV_2_53 = 1.0 / 9007199254740992.0
 # Gumbel streams add this to the sample index, which keeps them apart from the Gaussian ones.
 _GUMBEL_SALT = uint64(0x47554D42) << uint64(32)
+# Logistic streams (YetiRank) add this one: apart from the Gaussian and Gumbel ones.
+LOGISTIC_SALT = uint64(0x4C4F4749) << uint64(32)
 
 
 @njit(cache=True, inline="always")
@@ -84,6 +87,17 @@ def fill_standard_gumbel(key, out):
         state += _GOLDEN
         u = (float(_mix64(state) >> uint64(11)) + 0.5) * _INV_2_53
         out[i] = -math.log(-math.log(u))
+
+
+@njit(cache=True)
+def fill_standard_logistic(key, out):
+    """Fill ``out`` with standard logistic draws ``log(U / (1 - U))``, ``U`` uniform on the open
+    (0, 1) (mean 0, scale 1, standard deviation ``pi / sqrt(3)``)."""
+    state = key
+    for i in range(out.shape[0]):
+        state += _GOLDEN
+        u = (float(_mix64(state) >> uint64(11)) + 0.5) * _INV_2_53
+        out[i] = math.log(u / (1.0 - u))
 
 
 @njit(cache=True, parallel=True)

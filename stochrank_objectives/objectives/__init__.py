@@ -18,13 +18,14 @@ per-document (diagonal) second derivative. The modules, by family:
   :class:`StochasticRankDCGRR`;
 * :mod:`.lambda_family` -- :class:`LambdaMART`, :class:`LambdaLoss`, :class:`Gumbel`,
   :func:`e_lambda_mart`; :mod:`.booster_compat` -- LightGBM / XGBoost LambdaMART emulation;
-* :mod:`.smooth` -- :class:`ApproxNDCG`, :class:`ListNet`, :class:`SmoothNDCG`.
+* :mod:`.smooth` -- :class:`ApproxNDCG`, :class:`ListNet`, :class:`SmoothNDCG`;
+* :mod:`.yetirank` -- :class:`YetiRank` (YetiRank and the YetiLoss modes).
 
 Example:
 
 >>> import numpy as np
 >>> scores, labels, offs = np.array([1.0, 0.0]), np.array([0.0, 1.0]), [0, 2]
->>> objs = [StochasticRank(), LambdaMART(), ApproxNDCG(), ListNet()]
+>>> objs = [StochasticRank(), LambdaMART(), ApproxNDCG(), ListNet(), YetiRank()]
 >>> all(o.grad_hess(scores, labels, offs)[0][1] < 0 for o in objs)  # all lift the relevant one
 True
 """
@@ -36,9 +37,10 @@ from .lambda_family import Gumbel, LambdaLoss, LambdaMART, e_lambda_mart
 from ..metric_spec import KernelArgs, MetricSpec
 from .smooth import ApproxNDCG, ListNet, SmoothNDCG
 from .stochastic_rank import SoftRank, StochasticRank, StochasticRankDCGRR
+from .yetirank import YetiRank
 
 __all__ = ["Objective", "ObjectiveParams", "MetricSpec", "KernelArgs",
            "StochasticRank", "SoftRank", "StochasticRankDCGRR", "stochastic_rank_gradient",
            "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS", "CONDITIONINGS",
            "SMOOTHINGS", "HESSIANS", "LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart",
-           "ApproxNDCG", "ListNet", "SmoothNDCG"]
+           "ApproxNDCG", "ListNet", "SmoothNDCG", "YetiRank"]

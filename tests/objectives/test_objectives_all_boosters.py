@@ -29,6 +29,8 @@ OBJECTIVES = {
                               start_iterations=2), 1.0),
     "ListNet": (sro.ListNet(), 0.3),
     "Gumbel(ListNet)": (sro.Gumbel(sro.ListNet(), n_samples=2, seed=1), 0.3),
+    "YetiRank": (sro.YetiRank(seed=0), 0.3),
+    "YetiRank(NDCG)": (sro.YetiRank(mode="NDCG", top=5, seed=0), 0.3),
 }
 
 

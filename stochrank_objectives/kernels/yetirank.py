@@ -1,0 +1,360 @@
+"""YetiRank and YetiLoss kernels: noisy permutations -> weighted pairs -> pairwise-logistic
+derivatives at the noise-free scores (see :mod:`stochrank_objectives.objectives.yetirank` for the
+definitions and their sources).
+
+One concern per function:
+
+* :func:`noisy_order` -- the order of one permutation: the query's scores plus the noise of the
+  stream keyed by ``(seed, iteration, query, permutation)``, stable-sorted descending (only the
+  leading positions the pairs can reach, :func:`needed_positions`, by :func:`top_order`);
+* :func:`permutation_pairs` -- the weighted pairs ``(winner, loser, w)`` of one order
+  (:func:`classic_pairs` for YetiRank, :func:`yetiloss_pairs` for the metric modes);
+* :func:`add_pair_derivatives` -- the gradient and diagonal hessian of
+  ``sum_pairs w log(1 + exp(-(s_winner - s_loser)))``, weights held fixed;
+* :func:`yetirank_grad_hess` -- the driver, ``prange`` over queries; each query is computed
+  by one thread and its noise is keyed by the query, so the result is bit-identical on any
+  number of threads.
+
+Positions are 0-based here (the 1-based position of the formulas is ``p + 1``).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange, uint64
+
+from ._common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
+from .rng import LOGISTIC_SALT, fill_standard_logistic, fill_standard_normal, stream_key
+
+MODE_CLASSIC = 0
+MODE_DCG = 1
+MODE_NDCG = 2
+MODE_MRR = 3
+MODE_ERR = 4
+MODE_MAP = 5
+
+NOISE_LOGISTIC = 0
+NOISE_GAUSS = 1
+NOISE_NONE = 2
+
+#: the factor of every Classic pair weight (CatBoost 1.2.10's constant)
+CLASSIC_SCALE = 0.15
+
+
+class YetiSettings(NamedTuple):
+    """The parameters of :func:`yetirank_grad_hess`, validated by the objective.
+
+    Fields: ``mode`` (a ``MODE_*`` code), ``top`` (the last first position of a YetiLoss pair,
+    1-based; a huge value for an unlimited list), ``neighbors`` (partners after each first
+    position; ``<= 0``: all later positions), ``permutations`` (noisy orders per query),
+    ``decay`` (Classic), ``noise`` (a ``NOISE_*`` code), ``noise_power`` (the Gaussian
+    standard deviation) and ``seed``.
+    """
+
+    mode: int
+    top: int
+    neighbors: int
+    permutations: int
+    decay: float
+    noise: int
+    noise_power: float
+    seed: int
+
+
+@njit(cache=True, inline="always")
+def _worse(z, i, j):
+    """Whether document ``i`` ranks below ``j``: a smaller ``z``, or an equal one later in the
+    input (the stable order)."""
+    return z[i] < z[j] or (z[i] == z[j] and i > j)
+
+
+@njit(cache=True)
+def _sift_down(z, heap, pos, size):
+    """Restore the heap ``heap[:size]`` (the worst document at the root) below ``pos``."""
+    doc = heap[pos]
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and _worse(z, heap[child + 1], heap[child]):
+            child += 1
+        if _worse(z, heap[child], doc):
+            heap[pos] = heap[child]
+            pos = child
+        else:
+            break
+    heap[pos] = doc
+
+
+@njit(cache=True)
+def top_order(z, m):
+    """The first ``m`` positions of the stable descending order of ``z`` (ties in input order),
+    in ``O(n + m log m)`` for a random order: a heap of the ``m`` best so far, then heap sort."""
+    heap = np.arange(m)
+    for pos in range(m // 2 - 1, -1, -1):
+        _sift_down(z, heap, pos, m)
+    for i in range(m, z.shape[0]):
+        if z[i] > z[heap[0]]:  # i comes after every kept document: a tie ranks it below
+            heap[0] = i
+            _sift_down(z, heap, 0, m)
+    for end in range(m - 1, 0, -1):
+        doc = heap[end]
+        heap[end] = heap[0]
+        heap[0] = doc
+        _sift_down(z, heap, 0, end)
+    return heap
+
+
+@njit(cache=True)
+def noisy_order(s, noise, noise_power, stream, length, buf):
+    """The first ``length`` positions (documents) of ``z = s + e`` sorted descending (stable:
+    ties keep input order): a full sort, or :func:`top_order` when ``3 length <= len(s)``.
+
+    ``e`` is permutation ``k`` of query ``q`` (``stream = (seed, iteration, q, k)``): standard
+    logistic (``NOISE_LOGISTIC``, salted apart from the Gaussian streams), ``N(0,
+    noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``.
+    """
+    seed, iteration, q, k = stream
+    n = s.shape[0]
+    if noise == NOISE_GAUSS:
+        fill_standard_normal(stream_key(seed, iteration, q, k), buf)
+        for i in range(n):
+            buf[i] = s[i] + noise_power * buf[i]
+    elif noise == NOISE_LOGISTIC:
+        fill_standard_logistic(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
+        for i in range(n):
+            buf[i] += s[i]
+    else:
+        buf[:] = s
+    if 3 * length <= n:
+        return top_order(buf, length)
+    for i in range(n):
+        buf[i] = -buf[i]
+    return np.argsort(buf, kind="mergesort")  # ascending -z: descending z, ties in input order
+
+
+@njit(cache=True)
+def needed_positions(n, settings):
+    """How many leading positions of an order the pairs can reach: all for Classic and for
+    ``num_neighbors = -1``, else ``min(n, top + num_neighbors)``."""
+    if settings.mode == MODE_CLASSIC or settings.neighbors <= 0 or settings.top >= n:
+        return n
+    return min(n, settings.top + settings.neighbors)
+
+
+@njit(cache=True, inline="always")
+def _emit(labels, a, b, w, count, winners, losers, weights):
+    """Store the pair of documents ``a``, ``b`` (labels differ) as (winner, loser, ``w``)."""
+    if labels[a] > labels[b]:
+        winners[count] = a
+        losers[count] = b
+    else:
+        winners[count] = b
+        losers[count] = a
+    weights[count] = w
+    return count + 1
+
+
+@njit(cache=True)
+def classic_pairs(order, labels, decay, winners, losers, weights):
+    """YetiRank's pairs: neighbours at positions ``p, p + 1`` whose labels differ, weight
+    ``CLASSIC_SCALE * decay^p * |r_a - r_b|`` (the exponent counts equal-label neighbours too).
+    Returns the number of pairs written."""
+    count = 0
+    factor = CLASSIC_SCALE
+    for p in range(order.shape[0] - 1):
+        a = order[p]
+        b = order[p + 1]
+        if labels[a] != labels[b]:
+            count = _emit(labels, a, b, factor * abs(labels[a] - labels[b]), count, winners,
+                          losers, weights)
+        factor *= decay
+    return count
+
+
+@njit(cache=True, inline="always")
+def _first_relevant(order, labels):
+    """0-based position of the first document with label > 0 (``n`` when none)."""
+    for p in range(order.shape[0]):
+        if labels[order[p]] > 0.0:
+            return p
+    return order.shape[0]
+
+
+@njit(cache=True)
+def yetiloss_pairs(order, labels, gains, discounts, inv_ideal_q, settings, winners, losers,
+                   weights):
+    """YetiLoss's pairs: first position ``k < min(top, n)``, partners ``k < m <= k +
+    neighbors``, labels different, weight by ``settings.mode`` (1-based ``K = k + 1``,
+    ``M = m + 1``, winner ``a`` = the larger label):
+
+    * DCG: ``|(g_a - g_b) (D_k - D_m)|`` (``discounts``: zero from ``top`` on); NDCG: that times
+      ``inv_ideal_q``;
+    * MRR (``k`` up to the first relevant position), MAP: pairs with one relevant member
+      (label > 0) only; ``1/K - 1/M`` and ``1/K + sum of 1/J over relevant positions K < J < M``;
+    * ERR: ``A |(r_a - r_b)/K + (r_b - r_a) S + Q (r_b - r_a)/M|`` with ``A`` the product of
+      ``1 - r`` above ``k``, ``Q`` that product strictly between ``k`` and ``m``, ``S`` the sum
+      over ``k < j < m`` of ``r_j / J`` times the product of ``1 - r`` strictly between ``k``
+      and ``j``.
+
+    Returns the number of pairs written.
+    """
+    mode = settings.mode
+    n = order.shape[0]
+    last = min(settings.top, n)
+    if mode == MODE_MRR:
+        last = min(last, _first_relevant(order, labels) + 1)
+    reach = settings.neighbors if settings.neighbors > 0 else n
+    count = 0
+    above = 1.0  # ERR: product of (1 - r) over the positions before k
+    for k in range(last):
+        a = order[k]
+        ra = labels[a]
+        between = 1.0  # ERR: product of (1 - r) strictly between k and m
+        cascade = 0.0  # ERR: S
+        relevant = 0.0  # MAP: sum of 1/J over relevant positions strictly between k and m
+        for m in range(k + 1, min(n, k + 1 + reach)):
+            b = order[m]
+            rb = labels[b]
+            if ra != rb:
+                w = 0.0
+                if mode == MODE_DCG or mode == MODE_NDCG:
+                    w = abs((gains[a] - gains[b]) * (discounts[k] - discounts[m]))
+                    if mode == MODE_NDCG:
+                        w *= inv_ideal_q
+                elif mode == MODE_ERR:
+                    w = above * abs((ra - rb) / (k + 1.0) + (rb - ra) * cascade
+                                    + between * (rb - ra) / (m + 1.0))
+                elif (ra > 0.0) != (rb > 0.0):
+                    if mode == MODE_MRR:
+                        w = 1.0 / (k + 1.0) - 1.0 / (m + 1.0)
+                    else:
+                        w = 1.0 / (k + 1.0) + relevant
+                if w != 0.0:
+                    count = _emit(labels, a, b, w, count, winners, losers, weights)
+            if mode == MODE_ERR:
+                cascade += rb / (m + 1.0) * between
+                between *= 1.0 - rb
+            elif mode == MODE_MAP and rb > 0.0:
+                relevant += 1.0 / (m + 1.0)
+        above *= 1.0 - ra
+    return count
+
+
+@njit(cache=True)
+def max_pairs(n, settings):
+    """An upper bound on the pairs of one permutation of ``n`` documents."""
+    if settings.mode == MODE_CLASSIC:
+        return max(n - 1, 0)
+    reach = settings.neighbors if settings.neighbors > 0 else n
+    total = 0
+    for k in range(min(settings.top, n)):
+        total += min(reach, n - 1 - k)
+    return total
+
+
+@njit(cache=True)
+def permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings, winners, losers,
+                      weights):
+    """The weighted pairs of one order by ``settings.mode``: :func:`classic_pairs` or
+    :func:`yetiloss_pairs`. Returns the number of pairs written."""
+    if settings.mode == MODE_CLASSIC:
+        return classic_pairs(order, labels, settings.decay, winners, losers, weights)
+    return yetiloss_pairs(order, labels, gains, discounts, inv_ideal_q, settings, winners, losers,
+                          weights)
+
+
+@njit(cache=True)
+def exp_scores(s, out):
+    """``out = exp(s - max(s))`` (in (0, 1]), so that ``sigmoid(s_b - s_a) = out_b / (out_a +
+    out_b)`` costs one division per pair."""
+    top = s[0]
+    for i in range(s.shape[0]):
+        top = max(top, s[i])
+    for i in range(s.shape[0]):
+        out[i] = np.exp(s[i] - top)
+
+
+@njit(cache=True)
+def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with_loss):
+    """Add the derivatives of ``sum_pairs w log(1 + exp(-(s_a - s_b)))`` (``a`` the winner,
+    weights fixed) to ``grad`` and ``hess``; returns that sum when ``with_loss`` (else 0).
+    ``e``: :func:`exp_scores` of ``s``::
+
+        rho = sigmoid(s_b - s_a);  grad_a -= w rho,  grad_b += w rho,
+        hess_a, hess_b += w rho (1 - rho).
+    """
+    total = 0.0
+    for i in range(count):
+        a = winners[i]
+        b = losers[i]
+        w = weights[i]
+        denominator = e[a] + e[b]
+        if denominator > 1e-300:
+            rho = e[b] / denominator
+        else:  # both scores far below the query's best: exp underflows
+            rho = sigmoid(s[b] - s[a])
+        grad[a] -= w * rho
+        grad[b] += w * rho
+        h = w * rho * (1.0 - rho)
+        hess[a] += h
+        hess[b] += h
+        if with_loss:
+            total += w * softplus(s[b] - s[a])
+    return total
+
+
+@njit(cache=True, inline="always")
+def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, with_loss, grad,
+                    hess):
+    """One query of :func:`yetirank_grad_hess`, written into its rows; returns its loss.
+    ``stream``: ``(iteration, query)``, the key of the query's noise with ``settings.seed``."""
+    iteration, q = stream
+    n = s.shape[0]
+    size = max_pairs(n, settings)
+    winners = np.empty(size, dtype=np.int64)
+    losers = np.empty(size, dtype=np.int64)
+    weights = np.empty(size)
+    buf = np.empty(n)
+    e = np.empty(n)
+    exp_scores(s, e)
+    length = needed_positions(n, settings)
+    # without noise every permutation is the same order: one stands for all of them
+    rounds = 1 if settings.noise == NOISE_NONE else settings.permutations
+    total = 0.0
+    for k in range(rounds):
+        order = noisy_order(s, settings.noise, settings.noise_power,
+                            (settings.seed, iteration, q, k), length, buf)
+        count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
+                                  winners, losers, weights)
+        total += add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess,
+                                       with_loss)
+    if rounds > 1:
+        inv = 1.0 / rounds
+        for i in range(n):
+            grad[i] *= inv
+            hess[i] *= inv
+        total *= inv
+    return total
+
+
+@njit(cache=True, parallel=True)
+def yetirank_grad_hess(scores, labels, gains, query_offsets, keep, discounts, settings,
+                       iteration, with_loss):
+    """``(loss per query, grad, hess)`` of YetiRank / YetiLoss (a :class:`YetiSettings`).
+
+    Per query, the pairs of ``settings.permutations`` noisy orders (:func:`noisy_order`,
+    :func:`permutation_pairs`) are averaged into the weights ``W`` (``1 / permutations`` each),
+    and the derivatives are those of ``sum_pairs W log(1 + exp(-(s_a - s_b)))`` at the
+    noise-free ``scores`` with ``W`` fixed (:func:`add_pair_derivatives`). ``keep[q]``: the
+    query's inverse ideal DCG for NDCG (0: no pairs), else 1. ``gains``, ``discounts``: the
+    DCG/NDCG gains per document and the discounts per 0-based position (zero from ``top`` on).
+    """
+    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    for q in prange(loss.shape[0]):
+        lo, hi, active = query_rows(query_offsets, keep, q)
+        if active:
+            loss[q] = _yetirank_query(scores[lo:hi], labels[lo:hi], gains[lo:hi], discounts,
+                                      keep[q], settings, (iteration, q), with_loss, grad[lo:hi],
+                                      hess[lo:hi])
+    return loss, grad, hess
