@@ -29,6 +29,8 @@ OBJECTIVES = {
     "ApproxNDCG": lambda: sro.ApproxNDCG(),
     "SmoothNDCG": lambda: sro.SmoothNDCG(),
     "ListNet": lambda: sro.ListNet(),
+    "YetiRank": lambda: sro.YetiRank(seed=2),
+    "YetiRank-NDCG": lambda: sro.YetiRank(mode="NDCG", top=5, permutations=3),
 }
 
 N_THREADS = 6
