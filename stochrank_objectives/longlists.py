@@ -131,7 +131,7 @@ def make_long_lists(n_queries: int = 200, n_features: int = 40, min_docs: int = 
 
     kinds, noise, transform = _feature_plan(n_features, feature_seed)
     X = np.empty((n, n_features), dtype=np.float32)
-    gate = None
+    gate: np.ndarray | None = None
     for j, kind in enumerate(kinds):
         view = latent + noise[j] * rng.standard_normal(n)
         if kind == "direct":
@@ -140,12 +140,12 @@ def make_long_lists(n_queries: int = 200, n_features: int = 40, min_docs: int = 
             column = view + rng.normal(0.0, 2.0, n_queries)[query_of_doc]
         elif kind == "rank":
             column = _within_query_rank(view, offsets)
-        elif kind == "gated" and gate is None:
-            gate = rng.standard_normal(n)
-            column = gate + 0.3 * rng.standard_normal(n)
-        elif kind == "gated":
+        elif kind == "gated" and gate is not None:  # the view of a pair: open where gate > 0
             column = view * (gate > 0) + 0.3 * rng.standard_normal(n)
             gate = None
+        elif kind == "gated":  # the gate of a pair
+            gate = rng.standard_normal(n)
+            column = gate + 0.3 * rng.standard_normal(n)
         elif kind == "query":
             per_query = (shift if j % 2 == 0 else np.zeros(n_queries)) + rng.standard_normal(
                 n_queries)
