@@ -242,7 +242,7 @@ def query_weights(weights, query_offsets, name: str = "weights") -> np.ndarray:
 
 
 def _one_per_query(w: np.ndarray, offs: np.ndarray, name: str) -> np.ndarray:
-    sizes = np.diff(offs)
+    sizes = query_sizes(offs)
     starts = np.minimum(offs[:-1], max(w.shape[0] - 1, 0))
     first = w[starts] if w.size else np.zeros(sizes.size)
     differs = w != np.repeat(first, sizes)
@@ -260,5 +260,4 @@ def _one_per_query(w: np.ndarray, offs: np.ndarray, name: str) -> np.ndarray:
 
 def document_weights(weights, query_offsets) -> np.ndarray:
     """Each document's query weight: ``weights[q]`` repeated over the documents of query ``q``."""
-    return np.repeat(np.asarray(weights, dtype=np.float64),
-                     np.diff(np.asarray(query_offsets, dtype=np.int64)))
+    return np.repeat(np.asarray(weights, dtype=np.float64), query_sizes(query_offsets))

@@ -143,7 +143,7 @@ class CatBoostObjective:
         # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
         if not negated_pairs(grad, hess, ders):
             check_finite(grad, hess, scores)  # raises the adapters' one ValueError, with details
-        if noisy:
+        if noisy and self.sglb is not None:
             # the Langevin step (sglb.py); -(w grad + sqrt(w) noise), finite grad checked above
             ders[:, 0] = -self.sglb.perturb(grad, self.iteration, w)
         self.n_evaluations += 1
