@@ -302,3 +302,22 @@ def test_catboost_learn_pool_weights_are_refused_with_the_fix(data):
     with pytest.raises(catboost.CatBoostError):
         model.fit(pool, callbacks=[adapter])
     assert "CatBoostObjective(..., weights=w)" in str(adapter.objective_error)
+
+
+def test_lightgbm_sklearn_ranker_passes_weights_to_objective_and_metric(data):
+    # LGBMRanker's call form (y_true, y_pred, weight, group), for the objective and the metric
+    X, y, qid, offs = data
+    qw = np.tile([0.0, 1.0, 2.0], (offs.size - 1) // 3 + 1)[:offs.size - 1]
+    w = np.repeat(qw, np.diff(offs))
+    ranker = lgb.LGBMRanker(objective=LGBMObjective(so.LambdaMART()), n_estimators=3,
+                            metric="None", verbose=-1, n_jobs=1, min_child_samples=1)
+    ranker.fit(X, y, group=np.diff(offs), sample_weight=w, eval_X=(X,), eval_y=(y,),
+               eval_group=[np.diff(offs)], eval_sample_weight=[w],
+               eval_metric=so.adapters.lightgbm.LGBMMetric("NDCG", 5))
+    expected = _brute_force(EvalMetric("NDCG", 5), ranker.predict(X, raw_score=True), y, offs,
+                            qw)
+    assert ranker.evals_result_["training"]["NDCG@5"][-1] == pytest.approx(expected)
+    unweighted = lgb.LGBMRanker(objective=LGBMObjective(so.LambdaMART()), n_estimators=3,
+                                metric="None", verbose=-1, n_jobs=1, min_child_samples=1)
+    unweighted.fit(X, y, group=np.diff(offs))
+    assert not np.allclose(unweighted.predict(X), ranker.predict(X))  # the weights mattered
