@@ -8,6 +8,9 @@ A ranking data set is three flat arrays:
   query ``q`` are rows ``query_offsets[q]:query_offsets[q + 1]``.  The first offset is 0,
   offsets never decrease and the last one equals the number of documents.
 
+Optional query weights (:func:`query_weights`): one non-negative float per query; the loss and
+the metrics become weighted means over queries.
+
 The documents of one query are contiguous. Empty queries are allowed in the offsets (they
 contribute nothing); one-document queries get zero gradients.
 
@@ -33,6 +36,8 @@ __all__ = [
     "validate_query_offsets",
     "validate_grouped",
     "as_noise",
+    "query_weights",
+    "document_weights",
 ]
 
 
@@ -185,3 +190,74 @@ def as_noise(noise, n_docs: int) -> np.ndarray:
     if not np.all(np.isfinite(noise)):
         raise ValueError("noise contains NaN or inf")
     return noise
+
+
+def query_weights(weights, query_offsets, name: str = "weights") -> np.ndarray:
+    """One float64 weight per query, from one weight per query or one per document.
+
+    A weight per document (length = the number of documents) must be the same for all the
+    documents of a query (the weight of a ranked list; XGBoost and CatBoost rankers weigh
+    groups too): otherwise a ``ValueError`` names the first query whose documents differ.
+    Otherwise the length must be the number of queries. Refused, with the index of the first
+    offender: NaN, inf or negative weights, and weights that are all 0 (nothing to learn).
+    A weight of 0 leaves a query out; an integer weight ``w`` counts a query ``w`` times.
+
+    Example:
+
+    >>> query_weights([2.0, 2.0, 2.0, 0.5, 0.5], [0, 3, 5]).tolist()
+    [2.0, 0.5]
+    >>> query_weights([1.0, 3.0], [0, 3, 5]).tolist()
+    [1.0, 3.0]
+
+    Args:
+      weights: per-query or per-document weights (``None`` is not accepted here).
+      query_offsets: CSR offsets of the queries (validated by the caller).
+      name: how the messages name the weights (``"sample_weight"``, ...).
+
+    Returns:
+      float64 array of length ``n_queries``.
+    """
+    offs = np.asarray(query_offsets, dtype=np.int64)
+    n_queries, n_docs = offs.size - 1, int(offs[-1])
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric, got {type(weights).__name__}") from exc
+    w = w.ravel() if w.ndim == 2 and 1 in w.shape else w
+    if w.ndim != 1 or w.shape[0] not in (n_docs, n_queries):
+        raise ValueError(f"{name} has shape {w.shape}: expected one weight per document "
+                         f"({n_docs}) or one per query ({n_queries})")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name} must be finite and non-negative, got {float(w[i])!r} at "
+                         f"index {i}")
+    if w.shape[0] == n_docs and n_docs != n_queries:
+        w = _one_per_query(w, offs, name)
+    nonempty = np.diff(offs) > 0
+    if nonempty.any() and not np.any(w[nonempty] > 0):
+        raise ValueError(f"{name}: every query's weight is 0: nothing would be "
+                         "learnt or measured; give at least one query a positive weight")
+    return np.ascontiguousarray(w)
+
+
+def _one_per_query(w: np.ndarray, offs: np.ndarray, name: str) -> np.ndarray:
+    sizes = query_sizes(offs)
+    starts = np.minimum(offs[:-1], max(w.shape[0] - 1, 0))
+    first = w[starts] if w.size else np.zeros(sizes.size)
+    differs = w != np.repeat(first, sizes)
+    if differs.any():
+        row = int(np.argmax(differs))
+        q = int(np.searchsorted(offs, row, side="right") - 1)
+        raise ValueError(
+            f"{name}: the documents of query {q} (rows {offs[q]}..{offs[q + 1] - 1}) have "
+            f"different weights ({float(first[q])!r} at row {offs[q]}, {float(w[row])!r} at row "
+            f"{row}): a "
+            "weight belongs to a whole query (the loss and the metrics are weighted means over "
+            "queries); give every document of a query its query's weight")
+    return first
+
+
+def document_weights(weights, query_offsets) -> np.ndarray:
+    """Each document's query weight: ``weights[q]`` repeated over the documents of query ``q``."""
+    return np.repeat(np.asarray(weights, dtype=np.float64), query_sizes(query_offsets))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .groups import validate_grouped
+from .groups import query_weights, validate_grouped
 from .kernels.metrics import (
     TIE_BEST,
     TIE_EXPECTED,
@@ -49,7 +49,7 @@ _DISPLAY_NAMES = {"FILTEREDDCG": "FilteredDCG", "PRECISION": "precision"}
 
 
 def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="worst",
-                  no_relevant=None, per_query=False, order="score"):
+                  no_relevant=None, per_query=False, order="score", weights=None):
     """The mean over queries (or the per-query values) of the metric ``spec`` defines.
 
     Example:
@@ -71,13 +71,19 @@ def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="wors
       no_relevant: ``"one"``, ``"zero"``, ``"skip"`` or None (the metric's convention).
       per_query: return one value per query instead of the mean.
       order: FilteredDCG only: ``"score"`` (ranked by score) or ``"input"`` (CatBoost's).
+      weights: query weights (one per query, or one per document shared by the documents of
+        a query; :func:`~stochrank_objectives.groups.query_weights`): the mean becomes
+        ``sum_q w_q M_q / sum_q w_q`` over the queries that count. Not used per query.
 
     Returns:
-      float (the mean over the queries that count; NaN if none) or a float64 array per query.
+      float (the mean over the queries that count; NaN if none or if their weights are all 0)
+      or a float64 array per query.
     """
     if order not in FILTERED_ORDERS:
         raise ValueError(f"order must be one of {FILTERED_ORDERS}, got {order!r}")
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    if weights is not None:
+        weights = query_weights(weights, offs)
     tie = _tie_code(ties, spec.metric)
     if spec.metric == "MAP":
         args = spec.kernel_args(labels, offs)
@@ -100,7 +106,7 @@ def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="wors
         has_relevant = args.ideal > 0.0
     default = NO_RELEVANT_DEFAULTS.get(spec.metric, "zero")
     return _summarise(raw, has_relevant, default if no_relevant is None else no_relevant,
-                      per_query, offs)
+                      per_query, offs, weights)
 
 
 def _tie_code(ties, metric: str) -> int:
@@ -135,8 +141,8 @@ def _filtered_dcg(scores, labels, offs, args, tie, order):
                                     args.position_weights, t, tie)
 
 
-def _summarise(values, has_relevant, policy, per_query, offs):
-    """The per-query values with the no-relevant policy applied, or their mean."""
+def _summarise(values, has_relevant, policy, per_query, offs, weights=None):
+    """The per-query values with the no-relevant policy applied, or their (weighted) mean."""
     if policy not in NO_RELEVANT_POLICIES:
         raise ValueError(f"no_relevant must be one of {NO_RELEVANT_POLICIES} or None, got {policy!r}")
     values = np.asarray(values, dtype=np.float64).copy()
@@ -144,8 +150,13 @@ def _summarise(values, has_relevant, policy, per_query, offs):
     values[np.diff(offs) == 0] = np.nan  # an empty query is no query: never part of a mean
     if per_query:
         return values
-    kept = values[~np.isnan(values)]
-    return float(kept.mean()) if kept.size else float("nan")
+    counts = ~np.isnan(values)
+    if weights is None:
+        return float(values[counts].mean()) if counts.any() else float("nan")
+    total = float(weights[counts].sum())
+    if total == 0.0:
+        return float("nan")
+    return float(np.dot(weights[counts], values[counts]) / total)
 
 
 def _per_query_sum(values, offs):

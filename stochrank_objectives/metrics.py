@@ -20,6 +20,10 @@ Protocol shared by every metric here::
   formula gives 0.
 * ``per_query``: return one value per query instead of the mean over queries. Empty queries
   (no documents) are NaN and never part of a mean.
+* ``weights``: query weights, one per query or one per document (shared by the documents of
+  a query; :func:`~stochrank_objectives.groups.query_weights`): the mean is then the weighted
+  mean ``sum_q w_q M_q / sum_q w_q`` over the queries that count (a weight of 0 leaves a
+  query out; negative, NaN or all-zero weights are refused).
 
 Each function checks its options into a :class:`~stochrank_objectives.metric_spec.MetricSpec`
 and returns :func:`stochrank_objectives.metric_values.evaluate_spec` of it, the evaluation the
@@ -64,16 +68,17 @@ __all__ = [
 
 
 def _named_metric(name, scores, labels, query_offsets, k, ties, no_relevant, per_query,
-                  order="score", **spec_kwargs):
+                  weights, order="score", **spec_kwargs):
     """The front ends' shared body: the options checked into a spec, then its value."""
     spec = MetricSpec.make(name, top=k, **spec_kwargs)
     return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
-                         no_relevant=no_relevant, per_query=per_query, order=order)
+                         no_relevant=no_relevant, per_query=per_query, order=order,
+                         weights=weights)
 
 
 def dcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
              *, gain: str = "exp2", ties: str = "worst", no_relevant: str | None = None,
-             per_query: bool = False) -> float | np.ndarray:
+             per_query: bool = False, weights: ArrayLike | None = None) -> float | np.ndarray:
     """Discounted cumulative gain at ``k``.
 
     ``DCG@k = sum_{p < min(k, n)} g(r_{s_p}) / log2(p + 2)`` with ``g(r) = 2^r - 1``
@@ -92,12 +97,12 @@ def dcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: 
       The mean DCG@k over queries, or per-query values.
     """
     return _named_metric("DCG", scores, labels, query_offsets, k, ties, no_relevant,
-                         per_query, gain=gain)
+                         per_query, weights, gain=gain)
 
 
 def ndcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
               *, gain: str = "exp2", ties: str = "worst", no_relevant: str | None = None,
-              per_query: bool = False) -> float | np.ndarray:
+              per_query: bool = False, weights: ArrayLike | None = None) -> float | np.ndarray:
     """Normalised DCG: ``NDCG@k = DCG@k / max_z DCG@k`` (paper eq. 2).
 
     >>> import numpy as np
@@ -114,12 +119,12 @@ def ndcg_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k:
       The mean NDCG@k over queries, or per-query values.
     """
     return _named_metric("NDCG", scores, labels, query_offsets, k, ties, no_relevant,
-                         per_query, gain=gain)
+                         per_query, weights, gain=gain)
 
 
 def err_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None,
              *, grade_max: int | None = None, ties: str = "worst", no_relevant: str | None = None,
-             per_query: bool = False) -> float | np.ndarray:
+             per_query: bool = False, weights: ArrayLike | None = None) -> float | np.ndarray:
     """Expected reciprocal rank: ``ERR@k = sum_{p<k} R_{s_p} / (p + 1) prod_{u<p} (1 - R_{s_u})``.
 
     ``R = label`` when ``grade_max`` is None (labels must be probabilities in [0, 1], as in
@@ -133,12 +138,12 @@ def err_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: 
       The mean ERR@k over queries, or per-query values.
     """
     return _named_metric("ERR", scores, labels, query_offsets, k, ties, no_relevant,
-                         per_query, grade_max=grade_max)
+                         per_query, weights, grade_max=grade_max)
 
 
 def mrr(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None, *,
         threshold: float = 0.0, ties: str = "worst", no_relevant: str | None = None,
-        per_query: bool = False) -> float | np.ndarray:
+        per_query: bool = False, weights: ArrayLike | None = None) -> float | np.ndarray:
     """Mean reciprocal rank of the first relevant document (relevant iff ``label > threshold``).
 
     Documents tied with the first relevant one are placed before it under ``ties="worst"``.
@@ -152,12 +157,12 @@ def mrr(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int |
       The mean reciprocal rank over queries (0 beyond the cutoff ``k``), or per-query values.
     """
     return _named_metric("MRR", scores, labels, query_offsets, k, ties, no_relevant,
-                         per_query, threshold=threshold)
+                         per_query, weights, threshold=threshold)
 
 
 def pfound(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: int | None = None, *,
            decay: float = 0.85, ties: str = "worst", no_relevant: str | None = None,
-           per_query: bool = False) -> float | np.ndarray:
+           per_query: bool = False, weights: ArrayLike | None = None) -> float | np.ndarray:
     """PFound (CatBoost's / Yandex's): ``sum_{p<k} pLook_p r_{s_p}`` with ``pLook_0 = 1`` and
     ``pLook_{p+1} = pLook_p (1 - r_{s_p}) decay``; labels are probabilities in [0, 1].
 
@@ -175,13 +180,13 @@ def pfound(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike, k: in
       The mean PFound@k over queries, or per-query values.
     """
     return _named_metric("PFOUND", scores, labels, query_offsets, k, ties, no_relevant,
-                         per_query, decay=decay)
+                         per_query, weights, decay=decay)
 
 
 def filtered_dcg(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
                  k: int | None = None, *, gain: str = "exp2", order: str = "score",
                  ties: str = "worst", no_relevant: str | None = None,
-                 per_query: bool = False) -> float | np.ndarray:
+                 per_query: bool = False, weights: ArrayLike | None = None) -> float | np.ndarray:
     """FilteredDCG: DCG with the Position denominator over the documents scored >= 0.
 
     ``FilteredDCG@k = sum_{p < k} g(r_{f_p}) / (p + 1)`` over the kept documents ``f``:
@@ -206,12 +211,13 @@ def filtered_dcg(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
       The mean FilteredDCG@k over queries, or per-query values.
     """
     return _named_metric("FILTEREDDCG", scores, labels, query_offsets, k, ties, no_relevant,
-                         per_query, order=order, gain=gain)
+                         per_query, weights, order=order, gain=gain)
 
 
 def precision_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
                    k: int | None = None, *, threshold: float = 0.0, ties: str = "worst",
-                   no_relevant: str | None = None, per_query: bool = False) -> float | np.ndarray:
+                   no_relevant: str | None = None, per_query: bool = False,
+                   weights: ArrayLike | None = None) -> float | np.ndarray:
     """Fraction of relevant documents (``label > threshold``) among the top ``k``; divides by ``k``
     even when a query has fewer documents (trec_eval's ``P_k``). ``k=None``: the whole list,
     i.e. the fraction of the query's documents that are relevant (independent of the scores).
@@ -228,13 +234,13 @@ def precision_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLik
     # as a metric it is the fraction of relevant documents, hence the spec's top set after.
     spec = replace(MetricSpec.make("PRECISION", top=k or 1, threshold=threshold), top=k)
     return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
-                         no_relevant=no_relevant, per_query=per_query)
+                         no_relevant=no_relevant, per_query=per_query, weights=weights)
 
 
 def average_precision(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
                       k: int | None = None, *, threshold: float = 0.0, ties: str = "worst",
-                      no_relevant: str | None = None,
-                      per_query: bool = False) -> float | np.ndarray:
+                      no_relevant: str | None = None, per_query: bool = False,
+                      weights: ArrayLike | None = None) -> float | np.ndarray:
     """Average precision (MAP over queries): mean over the relevant documents of the precision
     at their rank; relevant documents below ``k`` contribute 0 (trec_eval ``map_cut_k``).
 
@@ -246,7 +252,7 @@ def average_precision(scores: ArrayLike, labels: ArrayLike, query_offsets: Array
       MAP, or per-query average precision.
     """
     return _named_metric("MAP", scores, labels, query_offsets, k, ties, no_relevant, per_query,
-                         threshold=threshold)
+                         weights, threshold=threshold)
 
 
 def metric_options(spec) -> dict:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .groups import as_float_array, query_offsets_from_qid
+from .groups import as_float_array, query_offsets_from_qid, query_weights
 
 __all__ = ["ranking_scorer"]
 
@@ -45,8 +45,9 @@ def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "wors
       **options: metric options (``gain=``, ``grade_max=``, ``threshold=``, ...).
 
     Returns:
-      a scorer whose ``qid`` (one query id per row, queries contiguous) is requested through
-      metadata routing; higher is better.
+      a scorer whose ``qid`` (one query id per row, queries contiguous) and ``sample_weight``
+      (query weights, one per row and equal within a query: the weighted mean over queries)
+      are requested through metadata routing; higher is better.
     """
     import sklearn
     from sklearn.metrics import make_scorer
@@ -55,7 +56,7 @@ def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "wors
 
     definition = EvalMetric(metric, k, ties=ties, **options)  # checks the name and options
 
-    def ranking_metric(y_true, y_pred, *, qid=None):
+    def ranking_metric(y_true, y_pred, *, qid=None, sample_weight=None):
         if qid is None:
             raise ValueError(
                 f"ranking_scorer({definition.name!r}) needs qid= (one query id per row): turn "
@@ -66,10 +67,13 @@ def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "wors
         qid = np.asarray(qid)
         if qid.shape != scores.shape:
             raise ValueError(f"qid has shape {qid.shape}, expected ({scores.shape[0]},)")
-        return definition.value(scores, labels, query_offsets_from_qid(qid))
+        offsets = query_offsets_from_qid(qid)
+        if sample_weight is not None:  # query weights: the weighted mean over queries
+            sample_weight = query_weights(sample_weight, offsets, "sample_weight")
+        return definition.value(scores, labels, offsets, sample_weight)
 
     ranking_metric.__name__ = f"ranking_{definition.name}"
     scorer = make_scorer(ranking_metric, response_method="predict")
     with sklearn.config_context(enable_metadata_routing=True):
-        scorer = scorer.set_score_request(qid=True)
+        scorer = scorer.set_score_request(qid=True, sample_weight=True)
     return scorer

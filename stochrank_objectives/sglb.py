@@ -19,6 +19,19 @@ model_shrink_rate`` (0 = no shrinkage). The noise is drawn from
 ``numpy.random.default_rng(SeedSequence([seed, t]))``, so it is reproducible per iteration and
 independent of the number of threads.
 
+Query weights
+-------------
+With query weights ``w_q`` (the loss is the weighted sum ``sum_q w_q L_q``, see
+:func:`stochrank_objectives.groups.query_weights`), a document ``i`` of query ``q`` gets::
+
+    g_i = w_q * grad_i + sqrt(w_q) * zeta_i,    h_i = w_q * hess_i
+
+The noise is added after weighting (the weighted loss is the potential) and scaled by
+``sqrt(w_q)``: the sum of ``w`` independent draws has the variance of ``sqrt(w)`` times one, so
+a query of integer weight ``w`` puts into every leaf's sums the same gradient, hessian and noise
+distribution as ``w`` copies of the query, and a weight of 0 removes the query entirely, noise
+included. Weights of 1 are the unweighted update.
+
 Boosters without model shrinkage (the reparametrisation)
 --------------------------------------------------------
 LightGBM and XGBoost cannot rescale their existing trees during training, so the booster holds
@@ -191,12 +204,14 @@ class SGLB(Parameterised):
         return self.noise_std * rng.standard_normal(n_docs)
 
     def grad_hess(self, objective: Objective, raw_scores: np.ndarray, labels: np.ndarray,
-                  query_offsets: np.ndarray, iteration: int) -> tuple[np.ndarray, np.ndarray]:
+                  query_offsets: np.ndarray, iteration: int,
+                  weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(grad, hess)`` for tree ``t`` of the reparametrised booster.
 
         Evaluates ``objective`` (any object with the package's ``grad_hess`` protocol) at
-        ``score_scale(t) * raw_scores`` and adds :meth:`noise` ``(n, t)`` to the gradient; the
-        hessian is passed through unchanged.
+        ``score_scale(t) * raw_scores``, weighs and adds :meth:`noise` ``(n, t)`` to the
+        gradient (:meth:`perturb`; ``weights``: one per document, each its query's weight, see
+        "Query weights" above); the hessian is only weighted.
         """
         p = self._checked()
         t = check_int(iteration, "iteration", 0)
@@ -204,19 +219,26 @@ class SGLB(Parameterised):
         if p["model_shrink_rate"] != 0.0:
             scores = scores * self.score_scale(t)
         grad, hess = objective.grad_hess(scores, labels, query_offsets, iteration=t)
-        if p["diffusion_temperature"] is not None:
-            grad = np.asarray(grad, dtype=np.float64) + self.noise(scores.shape[0], t)
+        if weights is not None:
+            hess = np.asarray(hess, dtype=np.float64) * weights
+        if weights is not None or p["diffusion_temperature"] is not None:
+            grad = self.perturb(grad, t, weights)
         return grad, hess
 
-    def perturb(self, grad: np.ndarray, iteration: int) -> np.ndarray:
-        """``grad + noise(n, t)``: the Langevin step on a gradient already computed (float64).
+    def perturb(self, grad: np.ndarray, iteration: int,
+                weights: np.ndarray | None = None) -> np.ndarray:
+        """``w * grad + sqrt(w) * noise(n, t)`` (``w = 1`` without ``weights``, one per
+        document): the Langevin step on a gradient already computed (float64).
 
         Used where the booster shrinks the model natively (CatBoost), so only the noise is ours.
         """
         grad = np.asarray(grad, dtype=np.float64)
+        if weights is not None:
+            grad = grad * weights
         if self._checked()["diffusion_temperature"] is None:
             return grad
-        return grad + self.noise(grad.shape[0], iteration)
+        noise = self.noise(grad.shape[0], iteration)
+        return grad + (noise if weights is None else np.sqrt(weights) * noise)
 
     def check_learning_rate(self, learning_rate: float, name: str = "learning_rate") -> None:
         """Refuse a booster learning rate that differs from the schedule's own ``lr``."""

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 
-from ..groups import as_float_array
+from ..groups import as_float_array, query_weights
 from ._booster_params import ALIASES, check_known_names, refuse_aliases
 from ._common import EvalMetric, objective_metric
 from ._ranker_inputs import (
@@ -28,6 +28,7 @@ from ._ranker_inputs import (
     check_feature_values,
     check_training_queries,
     column_names,
+    eval_weights,
     query_offsets,
 )
 from ._ranker_settings import RANKER_CONSTRAINTS, FitSettings, default_objective
@@ -91,8 +92,9 @@ class StochasticRankerBase(BaseEstimator):
 
     # scikit-learn metadata routing: qid is requested by fit and score by default, so that
     # GridSearchCV(..., cv=GroupKFold()).fit(X, y, qid=qid, groups=qid) routes it.
-    __metadata_request__fit = {"qid": True}
-    __metadata_request__score = {"qid": True}
+    # sample_weight too: cross_validate(..., params={"qid": qid, "sample_weight": w}).
+    __metadata_request__fit = {"qid": True, "sample_weight": True}
+    __metadata_request__score = {"qid": True, "sample_weight": True}
 
     _booster_name = "the booster"
     #: booster parameters the ranker sets itself -> how to set them instead
@@ -191,8 +193,9 @@ class StochasticRankerBase(BaseEstimator):
 
     # -- fit / predict / score ---------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
-            group: ArrayLike | None = None,
-            eval_set: list[tuple] | None = None) -> StochasticRankerBase:
+            group: ArrayLike | None = None, eval_set: list[tuple] | None = None,
+            sample_weight: ArrayLike | None = None,
+            eval_sample_weight: list | None = None) -> StochasticRankerBase:
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``.
 
         Args:
@@ -202,12 +205,18 @@ class StochasticRankerBase(BaseEstimator):
           qid: one query id per row (ids need not be sorted, only contiguous).
           group: the number of rows of each query, in row order (instead of ``qid``).
           eval_set: ``[(X, y, qid), ...]``; early stopping follows the last one.
+          sample_weight: query weights, one per row (the same for all the rows of a query) or
+            one per query (as ``XGBRanker``): the loss is the weighted sum of the per-query
+            losses (a weight of 0 removes a query, an integer weight ``w`` counts it ``w``
+            times); finite, non-negative, not all 0.
+          eval_sample_weight: one entry per eval set, each ``None`` or its query weights: the
+            eval metric is then the weighted mean over queries.
 
         Returns:
           ``self``.
         """
         try:
-            self._fit(X, y, qid, group, eval_set)
+            self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight)
         except BaseException:
             # never half-updated: no fitted attribute of the old model beside the new data's
             self._forget_fit()
@@ -219,7 +228,8 @@ class StochasticRankerBase(BaseEstimator):
                      and not name.startswith("_")]:
             delattr(self, name)
 
-    def _fit(self, X, y, qid, group, eval_set) -> None:
+    def _fit(self, X, y, qid, group, eval_set, sample_weight=None,
+             eval_sample_weight=None) -> None:
         settings = self._fit_settings()
         X, n_rows, n_cols = as_matrix(X, "X")
         categorical = self._categorical_columns(X, settings.params)
@@ -232,6 +242,8 @@ class StochasticRankerBase(BaseEstimator):
             raise ValueError("y must be non-negative relevance labels")
         offsets = query_offsets(n_rows, qid, group, "fit")
         check_training_queries(labels, offsets)
+        weights = (None if sample_weight is None
+                   else query_weights(sample_weight, offsets, "sample_weight"))
         evals = []
         if eval_set is not None:
             if not isinstance(eval_set, (list, tuple)) or (
@@ -249,10 +261,11 @@ class StochasticRankerBase(BaseEstimator):
                     raise ValueError(f"eval_set[{i}] X has {ci} features, X has {n_cols}")
                 check_feature_values(Xi, f"eval_set[{i}] X", categorical, self._categories_how)
                 evals.append((Xi, as_float_array(yi, f"eval_set[{i}] y", ni),
-                              query_offsets(ni, qi, None, f"eval_set[{i}]")))
+                              query_offsets(ni, qi, None, f"eval_set[{i}]"), None))
+        evals = eval_weights(evals, eval_sample_weight)
         if settings.early_stopping_rounds is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set=[(X, y, qid)] to watch")
-        for i, (_, yi, oi) in enumerate(evals):
+        for i, (_, yi, oi, _) in enumerate(evals):
             # early stopping watches the last set only
             check_eval_queries(yi, oi, f"eval_set[{i}]", settings.early_stopping_rounds
                                is not None and i == len(evals) - 1)
@@ -265,7 +278,7 @@ class StochasticRankerBase(BaseEstimator):
         self.objective_ = settings.objective
         self.evals_result_: dict = {}
         self.best_iteration_ = None
-        self._fit_booster(X, labels, offsets, evals, settings)
+        self._fit_booster(X, labels, offsets, evals, settings, weights)
 
     def _check_predict_X(self, X):
         if not hasattr(self, "booster_"):
@@ -289,8 +302,9 @@ class StochasticRankerBase(BaseEstimator):
         return np.asarray(self._predict_raw(X), dtype=np.float64).reshape(-1)
 
     def score(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
-              group: ArrayLike | None = None) -> float:
-        """Mean over queries of the objective's metric with worst-order ties (e.g. NDCG@5).
+              group: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> float:
+        """Mean over queries of the objective's metric with worst-order ties (e.g. NDCG@5),
+        weighted by ``sample_weight`` (query weights, as in :meth:`fit`).
 
         Returns:
           the value of :func:`~stochrank_objectives.adapters._common.objective_metric` on
@@ -299,7 +313,9 @@ class StochasticRankerBase(BaseEstimator):
         scores = self.predict(X)
         labels = as_float_array(y, "y", scores.shape[0])
         offsets = query_offsets(scores.shape[0], qid, group, "score")
-        return objective_metric(self.objective_).value(scores, labels, offsets)
+        if sample_weight is not None:
+            sample_weight = query_weights(sample_weight, offsets, "sample_weight")
+        return objective_metric(self.objective_).value(scores, labels, offsets, sample_weight)
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -326,8 +342,10 @@ class StochasticRankerBase(BaseEstimator):
         left to it): by default the pandas category columns (LightGBM splits on them)."""
         return category_columns(X)
 
-    def _fit_booster(self, X, y, offsets: np.ndarray, evals: list,
-                     settings: FitSettings) -> None:  # pragma: no cover - abstract
+    def _fit_booster(self, X, y, offsets: np.ndarray, evals: list, settings: FitSettings,
+                     weights: np.ndarray | None = None) -> None:  # pragma: no cover - abstract
+        """Train: ``evals`` are ``(X, y, offsets, query weights or None)``; ``weights`` the
+        training queries' weights (one per query) or None."""
         raise NotImplementedError
 
     def _valid_booster_params(self) -> Iterable[str]:  # pragma: no cover - abstract

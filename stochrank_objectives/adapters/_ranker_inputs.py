@@ -19,10 +19,10 @@ import warnings
 import numpy as np
 import scipy.sparse
 
-from ..groups import query_offsets_from_qid, query_offsets_from_sizes
+from ..groups import query_offsets_from_qid, query_offsets_from_sizes, query_weights
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
-           "check_eval_queries", "check_feature_values", "category_columns"]
+           "check_eval_queries", "check_feature_values", "category_columns", "eval_weights"]
 
 #: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
 _BLOCK_VALUES = 1 << 22
@@ -203,6 +203,23 @@ def query_offsets(n_rows: int, qid, group, where: str) -> np.ndarray:
     if offsets[-1] != n_rows:
         raise ValueError(f"{where}: group sizes sum to {offsets[-1]} but X has {n_rows} rows")
     return offsets
+
+
+def eval_weights(evals: list, eval_sample_weight) -> list:
+    """``evals`` (``(X, y, offsets, None)`` each) with the query weights of
+    ``eval_sample_weight`` (one entry per eval set, each None or weights) in last place."""
+    if eval_sample_weight is None:
+        return evals
+    if (not isinstance(eval_sample_weight, (list, tuple))
+            or len(eval_sample_weight) != len(evals)):
+        raise ValueError(f"eval_sample_weight must be a list with one entry (None or weights) "
+                         f"per eval set of eval_set ({len(evals)}), got "
+                         f"{type(eval_sample_weight).__name__}"
+                         + (f" of length {len(eval_sample_weight)}"
+                            if isinstance(eval_sample_weight, (list, tuple)) else ""))
+    return [(Xi, yi, oi,
+             None if wi is None else query_weights(wi, oi, f"eval_sample_weight[{i}]"))
+            for i, ((Xi, yi, oi, _), wi) in enumerate(zip(evals, eval_sample_weight))]
 
 
 def check_training_queries(labels: np.ndarray, offsets: np.ndarray) -> None:

@@ -35,7 +35,9 @@ Iterations. The objective's ``iteration`` (which keys its noise) is the tree ind
 run: read from XGBoost's loop by the callback (which also resets it at the start of each run), or
 counted by the adapter itself without the callback -- then use a fresh adapter per
 ``xgb.train`` call to reproduce a run. ``base_margin`` is part of the margins the objective sees;
-under SGLB it is the starting point ``F_0`` and is shrunk as well. Sample weights are rejected.
+under SGLB it is the starting point ``F_0`` and is shrunk as well. DMatrix weights are query
+weights (one per group, XGBoost's ranking convention, or one per row equal within a group):
+the loss is the weighted sum over queries, :class:`XGBMetric` the weighted mean.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ import numpy as np
 import scipy.sparse
 import xgboost as xgb
 
+from ..groups import query_weights
 from ..sglb import SGLB
 from ._common import BoosterObjective, EvalMetric, as_scores, objective_grad_hess
 from ._ranker import StochasticRankerBase
@@ -65,18 +68,14 @@ DEFAULT_PARAMS = {"base_score": 0.0, "disable_default_eval_metric": 1}
 _FINAL_ATTR = "stochrank_sglb_final_scale"
 
 
-def _group_error(where: str) -> ValueError:
-    return ValueError(
-        f"the {where} DMatrix has no query groups: ranking objectives need them. Build it with "
-        "xgboost.DMatrix(X, y, qid=qid) (rows sorted by qid) or call dmatrix.set_group(sizes)")
-
-
 def _grouped(dmat, n_preds: int, where: str):
     """float64 labels and int64 offsets of a DMatrix, checked against the predictions."""
     labels = np.asarray(dmat.get_label(), dtype=np.float64)
     ptr = dmat.get_uint_info("group_ptr")
     if ptr.size == 0:
-        raise _group_error(where)
+        raise ValueError(
+            f"the {where} DMatrix has no query groups: ranking objectives need them. Build it "
+            "with xgboost.DMatrix(X, y, qid=qid) (rows sorted by qid) or dmatrix.set_group(sizes)")
     offsets = ptr.astype(np.int64)
     if not (labels.shape[0] == offsets[-1] == n_preds):
         raise ValueError(
@@ -84,6 +83,12 @@ def _grouped(dmat, n_preds: int, where: str):
             f"labels, query groups covering {offsets[-1]} rows; they must all describe the same "
             "documents")
     return labels, offsets
+
+
+def _weights(dmat, offsets):
+    """The query weights of a DMatrix (one per group, or per row equal within a group)."""
+    weight = dmat.get_weight()
+    return query_weights(weight, offsets, "the DMatrix weight") if weight.size else None
 
 
 class XGBObjective(BoosterObjective):
@@ -106,11 +111,8 @@ class XGBObjective(BoosterObjective):
         predt = as_scores(predt)
         if not isinstance(dtrain, xgb.DMatrix):
             raise TypeError(f"expected (predt, xgboost.DMatrix), got a {type(dtrain).__name__}")
-        if dtrain.get_weight().size:
-            raise ValueError("sample weights are not supported by this package's ranking "
-                             "objectives; build the DMatrix without weight=")
         labels, offsets = _grouped(dtrain, predt.shape[0], "training")
-        return objective_grad_hess(self, predt, labels, offsets)
+        return objective_grad_hess(self, predt, labels, offsets, _weights(dtrain, offsets))
 
     def callback(self) -> xgb.callback.TrainingCallback:
         """A ``TrainingCallback``: iteration index, SGLB learning rate, SGLB finalisation."""
@@ -224,7 +226,7 @@ class XGBMetric(EvalMetric):
     def __call__(self, predt: np.ndarray, dmat: xgb.DMatrix) -> tuple[str, float]:
         predt = as_scores(predt)
         labels, offsets = _grouped(dmat, predt.shape[0], "evaluation")
-        return self.name, self.value(predt, labels, offsets)
+        return self.name, self.value(predt, labels, offsets, _weights(dmat, offsets))
 
 
 def _string_keys(config, names: set) -> set:
@@ -272,24 +274,23 @@ def _dense(X):
     return X.astype(np.float32).toarray() if scipy.sparse.issparse(X) else X
 
 
-def _training_matrices(X, y, offsets, evals, params, names, enable_categorical=False):
-    """The training and evaluation matrices of ``StochasticXGBRanker.fit``.
+def _training_matrices(X, y, offsets, weights, evals, params, names, enable_categorical=False):
+    """The training and evaluation matrices of ``StochasticXGBRanker.fit`` (query weights: one
+    per group, XGBoost's ranking convention).
 
     With histograms (the default), ``QuantileDMatrix``: the features are quantised straight
-    into bins, as ``XGBRanker`` does. A ``DMatrix`` first copies them into XGBoost's own
-    value + index format and keeps that copy for the whole fit: on 1M generated documents x
-    136 float32 features (0.5 GiB) it added 1.5 GiB to the peak memory, against 0.47 GiB
-    (``benchmarks.scale``). A sparse ``X`` is densified first (see :func:`_dense`).
+    into bins, as ``XGBRanker`` does. A ``DMatrix`` would keep a copy of them in XGBoost's own
+    format for the whole fit: on 1M documents x 136 float32 features (0.5 GiB) it added 1.5 GiB
+    to the peak memory, against 0.47 GiB (``benchmarks.scale``). Sparse: see :func:`_dense`.
     """
     common = {"feature_names": names, "enable_categorical": enable_categorical}
-    if not _uses_histograms(params):
-        return (xgb.DMatrix(_dense(X), y, qid=_qid(offsets), **common),
-                [xgb.DMatrix(_dense(Xi), yi, qid=_qid(oi), **common) for Xi, yi, oi in evals])
-    common.update({key: params[key] for key in ("max_bin", "nthread") if key in params})
-    dtrain = xgb.QuantileDMatrix(_dense(X), y, qid=_qid(offsets), **common)
-    dvalid = [xgb.QuantileDMatrix(_dense(Xi), yi, qid=_qid(oi), ref=dtrain, **common)
-              for Xi, yi, oi in evals]
-    return dtrain, dvalid
+    if _uses_histograms(params):
+        common.update({key: params[key] for key in ("max_bin", "nthread") if key in params})
+    matrix = xgb.QuantileDMatrix if _uses_histograms(params) else xgb.DMatrix
+    dtrain = matrix(_dense(X), y, qid=_qid(offsets), weight=weights, **common)
+    ref = {"ref": dtrain} if matrix is xgb.QuantileDMatrix else {}
+    return dtrain, [matrix(_dense(Xi), yi, qid=_qid(oi), weight=wi, **ref, **common)
+                    for Xi, yi, oi, wi in evals]
 
 
 class StochasticXGBRanker(StochasticRankerBase):
@@ -337,7 +338,7 @@ class StochasticXGBRanker(StochasticRankerBase):
     def _categorical_columns(self, X, params):
         return category_columns(X) if params.get("enable_categorical") else frozenset()
 
-    def _fit_booster(self, X, y, offsets, evals, s):
+    def _fit_booster(self, X, y, offsets, evals, s, weights=None):
         params = dict(DEFAULT_PARAMS, learning_rate=s.learning_rate)
         if s.random_state is not None:
             params["seed"] = s.random_state
@@ -353,7 +354,7 @@ class StochasticXGBRanker(StochasticRankerBase):
         metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
         names = None if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
-        dtrain, dvalid = _training_matrices(X, y, offsets, evals, params, names,
+        dtrain, dvalid = _training_matrices(X, y, offsets, weights, evals, params, names,
                                             self._enable_categorical)
         dvalid = [(dmat, f"validation_{i}") for i, dmat in enumerate(dvalid)]
         history = {}

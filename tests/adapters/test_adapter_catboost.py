@@ -659,7 +659,7 @@ def test_low_level_fit_raises_the_objectives_errors(small):
     adapter = CatBoostObjective(_RaisesAt(-1), y, offs)
     weighted = Pool(X, label=encode_row_index(len(y)), group_id=groups,
                     weight=np.linspace(1, 2, len(y)))
-    with pytest.raises(ValueError, match="weight.*not supported yet") as info:
+    with pytest.raises(ValueError, match="learn Pool has weights.*weights=w") as info:
         catboost_fit(model(adapter), weighted, adapter)
     assert "Traceback" not in str(info.value)
     pool = Pool(X, label=encode_row_index(len(y)), group_id=groups)

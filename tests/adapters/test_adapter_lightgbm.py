@@ -224,12 +224,13 @@ def test_missing_groups_weights_and_lengths(small):
     obj = LGBMObjective(StochasticRank(top=5))
     with pytest.raises(ValueError, match="group="):
         lgb.train({**PARAMS, "objective": obj}, lgb.Dataset(X, y), 2)
-    with pytest.raises(ValueError, match="weights are not supported"):
-        weighted = _dataset(X, y, offs, weight=np.full(y.size, 2.0))
+    varying = np.arange(1.0, y.size + 1.0)  # a weight per row: differs within a query
+    with pytest.raises(ValueError, match="documents of query 0 .* different weights"):
+        weighted = _dataset(X, y, offs, weight=varying)
         lgb.train({**PARAMS, "objective": obj}, weighted, 2)
-    with pytest.raises(ValueError, match="weights are not supported"):
+    with pytest.raises(ValueError, match="documents of query 0 .* different weights"):
         lgb.LGBMRanker(objective=obj, n_estimators=2, **PARAMS).fit(
-            X, y, group=np.diff(offs), sample_weight=np.full(y.size, 2.0))
+            X, y, group=np.diff(offs), sample_weight=varying)
     data = _dataset(X, y, offs).construct()
     with pytest.raises(ValueError, match="length mismatch"):
         obj(np.zeros(y.size - 1), data)

@@ -205,10 +205,11 @@ def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
 
 
 def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
-                 early_stopping_rounds, use_best_model):
+                 early_stopping_rounds, use_best_model, eval_weights=None):
     """One ``CatBoost(iterations=1).fit`` per tree with the scores as baseline (route
     "per_tree"); shrinkage (SGLB) is applied here, as CatBoost would, and the trees are
-    combined with ``sum_models``. Returns what :func:`fit_pointer` returns."""
+    combined with ``sum_models``. ``eval_weights``: each eval pool's per-row group weights
+    (or None), for its metric. Returns what :func:`fit_pointer` returns."""
     p = dict(params)
     n_trees = int(p.pop("iterations"))
     rate = float(p.pop("model_shrink_rate", 0.0) or 0.0)
@@ -237,6 +238,7 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
         pass
     eval_labels = [np.asarray(e.get_label(), dtype=np.float64) for e in eval_pools]
     eval_groups = [np.asarray(e.get_group_id_hash()) for e in eval_pools]
+    eval_weights = list(eval_weights or [None] * len(eval_pools))
     scores = np.zeros(adapter.n_rows)
     eval_scores = [np.zeros(e.num_row()) for e in eval_pools]
     names = (["validation"] if len(eval_pools) == 1
@@ -266,10 +268,10 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
         if t == 0 and eval_pools:
             metric_name = next(iter(tree.get_evals_result()[names[-1]]))
             history = {name: {metric_name: []} for name in names}
-        for name, pool, es, ye, ge in zip(names, eval_pools, eval_scores, eval_labels,
-                                          eval_groups):
+        for name, pool, es, ye, ge, we in zip(names, eval_pools, eval_scores, eval_labels,
+                                              eval_groups, eval_weights):
             es += tree.predict(pool, prediction_type="RawFormulaVal")
-            value = _catboost_eval_metric(ye, es, metric, group_id=ge)[0]
+            value = _catboost_eval_metric(ye, es, metric, group_id=ge, group_weight=we)[0]
             history[name][metric_name].append(value)
         if eval_pools:
             value = history[names[-1]][metric_name][-1]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...groups import as_float_array, validate_query_offsets
+from ...groups import as_float_array, document_weights, query_weights, validate_query_offsets
 from ...sglb import SGLB
 from .._common import check_finite, check_objective_and_sglb
 from ._layout import (
@@ -30,11 +30,13 @@ from ._layout import (
 if TYPE_CHECKING:  # only the type checker needs it
     from ...objectives import Objective
 
-__all__ = ["CatBoostObjective", "WEIGHTS_NOT_SUPPORTED"]
+__all__ = ["CatBoostObjective", "WEIGHTED_POOL_REFUSED"]
 
-WEIGHTS_NOT_SUPPORTED = (
-    "CatBoostObjective got object weights: the learn Pool has weight= or group_weight=, but "
-    "weighted objectives are not supported yet; build the learn Pool without weights")
+WEIGHTED_POOL_REFUSED = (
+    "the learn Pool has weights (weight= or group_weight=): give the query weights to "
+    "CatBoostObjective(..., weights=w) and build the learn Pool without them (CatBoost would "
+    "also use them in its own split and leaf computations, so they would not mean the weighted "
+    "sum of the per-query losses); StochasticCatBoostRanker.fit(sample_weight=w) does both")
 
 
 class CatBoostObjective:
@@ -53,7 +55,7 @@ class CatBoostObjective:
     ``iteration`` and raises the objective's own errors and ``KeyboardInterrupt``; a plain
     ``model.fit(pool, callbacks=[adapter])`` after :meth:`reset` works too, with CatBoost's
     error handling: see :doc:`/guide/catboost`). The learn Pool must be unweighted: object or
-    group weights are refused with a ``ValueError`` (weighted objectives are not supported yet).
+    group weights are refused with a ``ValueError``; query weights go to ``weights=``.
 
     Args:
       objective: object with ``grad_hess(scores, labels, query_offsets, iteration)``.
@@ -64,12 +66,21 @@ class CatBoostObjective:
         is CatBoost's native ``model_shrink_rate`` (or the per-tree loop's), never ``sglb``'s.
       route: ``"pointer"`` (whole-buffer view) or ``"per_tree"`` (serve derivatives computed
         by :meth:`serve` at given scores).
+      weights: optional query weights, one per query or one per learn row (equal within a
+        query): each query's derivatives are multiplied by its weight (the SGLB noise by its
+        square root, :meth:`~stochrank_objectives.sglb.SGLB.perturb`), so the loss is the
+        weighted sum of the per-query losses. Give them here, not to the learn ``Pool``: CatBoost
+        also uses a Pool's weights in its own split and leaf computations (measured, catboost
+        1.2.10: a weighted Pool gives another model than the same derivatives on duplicated
+        queries, while weights given here reproduce the duplicated-query model exactly), so a
+        learn Pool with ``weight=``/``group_weight=`` is refused.
     """
 
     no_jit = True  # CatBoost must not try to numba-compile calc_ders_range
 
     def __init__(self, objective: Objective, labels: ArrayLike, query_offsets: ArrayLike, *,
-                 sglb: SGLB | None = None, route: str = "pointer") -> None:
+                 sglb: SGLB | None = None, route: str = "pointer",
+                 weights: ArrayLike | None = None) -> None:
         check_objective_and_sglb(objective, sglb)
         if route not in ("pointer", "per_tree"):
             raise ValueError(f"route must be 'pointer' or 'per_tree', got {route!r}")
@@ -77,6 +88,10 @@ class CatBoostObjective:
         self.labels = as_float_array(labels, "labels")
         self.query_offsets = validate_query_offsets(query_offsets, self.labels.shape[0])
         self.n_rows = int(self.labels.shape[0])
+        self.weights = (None if weights is None
+                        else query_weights(weights, self.query_offsets, "weights"))
+        self._row_weights = (None if weights is None
+                             else document_weights(self.weights, self.query_offsets))
         self._encoded = encode_row_index(self.n_rows)
         self.sglb = sglb
         self.route = route
@@ -140,13 +155,18 @@ class CatBoostObjective:
         shape = (self.n_rows,)  # a scalar (e.g. constant hessian) broadcasts, as before
         grad = np.broadcast_to(np.asarray(grad, dtype=np.float64), shape)
         hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)
+        noisy = self.sglb is not None and self.sglb.noise_std != 0.0
+        w = self._row_weights
+        if w is not None:  # query weights (see objective_grad_hess); with noise: perturb
+            hess = hess * w
+            grad = grad if noisy else grad * w
         ders = np.empty((self.n_rows, 2))
         # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
         if not negated_pairs(grad, hess, ders):
             check_finite(grad, hess, scores)  # raises the adapters' one ValueError, with details
-        if self.sglb is not None and self.sglb.noise_std != 0.0:
-            # the Langevin step (sglb.py); -(grad + noise), with finite grad checked above
-            ders[:, 0] = -self.sglb.perturb(grad, self.iteration)
+        if noisy and self.sglb is not None:
+            # the Langevin step (sglb.py); -(w grad + sqrt(w) noise), finite grad checked above
+            ders[:, 0] = -self.sglb.perturb(grad, self.iteration, w)
         self.n_evaluations += 1
         self._cache_iteration = self.iteration
         self._cache_scores = scores
@@ -220,7 +240,7 @@ class CatBoostObjective:
             if self.layout_error is not None:
                 raise LayoutError(self.layout_error)
             if weights is not None:  # not a layout problem: the per-tree route would fail too
-                raise ValueError(WEIGHTS_NOT_SUPPORTED)
+                raise ValueError(WEIGHTED_POOL_REFUSED)
             if self.route == "pointer":
                 return self._pointer_chunk(approxes, targets)
             return self._served_chunk(approxes, targets)

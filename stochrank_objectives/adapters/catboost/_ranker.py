@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike
 from catboost import CatBoostError, CatBoostRanker, Pool
 from catboost._catboost import _check_train_params as check_train_params
 
+from ...groups import document_weights
 from .._booster_params import check_known_names
 from .._common import EvalMetric
 from .._ranker import StochasticRankerBase
@@ -102,11 +103,12 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         return super()._eval_metric(objective)
 
     def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
-            group: ArrayLike | None = None,
-            eval_set: list[tuple] | None = None) -> StochasticCatBoostRanker:
+            group: ArrayLike | None = None, eval_set: list[tuple] | None = None,
+            sample_weight: ArrayLike | None = None,
+            eval_sample_weight: list | None = None) -> StochasticCatBoostRanker:
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``, as every ranker's
-        ``fit``. ``X`` and the eval sets' features are arrays, DataFrames or lists of rows, not
-        ``catboost.Pool``: the ranker builds its own Pools."""
+        ``fit`` (weights included). ``X`` and the eval sets' features are arrays, DataFrames or
+        lists of rows, not ``catboost.Pool``: the ranker builds its own Pools."""
         given = [("X", X)]
         if isinstance(eval_set, Pool):
             given.append(("eval_set", eval_set))
@@ -122,7 +124,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                     "(its learn labels carry row indices); pass the data the Pool was built "
                     "from, fit(X, y, qid=qid, eval_set=[(X_val, y_val, qid_val)]), with "
                     "cat_features= for categorical columns")
-        return super().fit(X, y, qid=qid, group=group, eval_set=eval_set)
+        return super().fit(X, y, qid=qid, group=group, eval_set=eval_set,
+                           sample_weight=sample_weight, eval_sample_weight=eval_sample_weight)
 
     def _valid_booster_params(self):
         return catboost_parameter_names() | RANKER_ONLY_PARAMS
@@ -148,7 +151,7 @@ class StochasticCatBoostRanker(StochasticRankerBase):
             check_known_names({name: params.get(name)}, self._valid_booster_params() - {name},
                               self._booster_name)
 
-    def _fit_booster(self, X, y, offsets, evals, s):
+    def _fit_booster(self, X, y, offsets, evals, s, weights=None):
         params = dict(s.params)
         route = params.pop("route", "auto")
         cat_features = params.pop("cat_features", None)
@@ -159,18 +162,23 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         params, route_used, noise = resolve(dataclasses.replace(s, params=params), metric,
                                             len(y), has_cat, route)
         pools = []
-        for i, (Xi, yi, oi) in enumerate(evals):
+        eval_weights = []  # per row; CatBoost's ranking metrics weigh queries by group_weight
+        for i, (Xi, yi, oi, wi) in enumerate(evals):
             if spec is not None:
                 check_label_domain(_WithSpec(spec), yi, f"eval_set[{i}] y")
-            pools.append(Pool(Xi, label=eval_labels(spec, yi),
-                              group_id=group_index(oi), cat_features=cat_features))
+            eval_weights.append(None if wi is None else document_weights(wi, oi))
+            pools.append(Pool(Xi, label=eval_labels(spec, yi), group_id=group_index(oi),
+                              group_weight=eval_weights[-1], cat_features=cat_features))
         rounds = s.early_stopping_rounds
         use_best = rounds is not None
         learn = Pool(X, label=encode_row_index(len(y)), group_id=group_index(offsets),
                      cat_features=cat_features)
         self._cat_features = cat_features
         started = time.perf_counter()
-        adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="pointer")
+        # the training weights go to the objective only, never to the learn Pool (see
+        # CatBoostObjective's weights)
+        adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="pointer",
+                                    weights=weights)
         if route_used == "pointer":
             try:
                 model, history, best = fit_pointer(adapter, learn, pools, params, rounds,
@@ -184,9 +192,10 @@ class StochasticCatBoostRanker(StochasticRankerBase):
         if route_used == "per_tree":
             if callbacks:
                 raise ValueError("callbacks are not supported on the per-tree route")
-            adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="per_tree")
+            adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="per_tree",
+                                        weights=weights)
             model, history, best = fit_per_tree(adapter, X, learn, cat_features, pools, params,
-                                                rounds, use_best)
+                                                rounds, use_best, eval_weights)
         self.fit_seconds_ = time.perf_counter() - started
         self.route_ = route_used
         self.eval_metric_ = params["eval_metric"]

@@ -31,7 +31,7 @@ def _select(part, columns):
     return part[columns]
 
 
-def _frame_inputs(df, qid, label, features, layout):
+def _frame_inputs(df, qid, label, features, layout, weight=None):
     """``(parts, sizes, X, y)``: the frame's parts, their query sizes, features and labels.
 
     ``X`` and ``y`` are built from the same delayed parts, so they have exactly one partition
@@ -41,9 +41,9 @@ def _frame_inputs(df, qid, label, features, layout):
     import dask.dataframe as dd
 
     if features is None:
-        features = [c for c in df.columns if c not in (qid, label)]
+        features = [c for c in df.columns if c not in (qid, label, weight)]
     features = list(features)
-    parts = frame_parts(df, qid, label, *features)
+    parts = frame_parts(df, qid, label, *features, *([weight] if weight is not None else []))
     if layout is None:
         sizes = check_query_partitions(df, qid)
     elif layout.npartitions != len(parts):
@@ -59,8 +59,10 @@ def _frame_inputs(df, qid, label, features, layout):
     return parts, sizes, X, y
 
 
-def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
-    """``(X, y, group)`` for ``DaskLGBMRanker.fit(X, y, group=group)``.
+def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None,
+                    weight: str | None = None):
+    """``(X, y, group)`` for ``DaskLGBMRanker.fit(X, y, group=group)``; with ``weight``,
+    ``(X, y, group, w)`` for ``fit(X, y, group=group, sample_weight=w)``.
 
     ``group``, the query sizes, is a dask Array with exactly one chunk per partition of ``df``,
     because LightGBM pairs the chunks of ``group`` with the partitions of ``X``.
@@ -77,17 +79,28 @@ def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None):
       features: the feature columns (default: all columns but ``qid`` and ``label``).
       layout: :func:`~.layout.query_layout` of ``df``; saves the pass over the query ids
         (without it the partitions are checked with :func:`~.partitions.check_query_partitions`).
+      weight: the column of query weights (one per row, the same for the rows of a query;
+        not a feature), or None. LightGBM hands each worker's weights to the objective, which
+        weighs its queries as on one machine (:func:`~stochrank_objectives.groups.query_weights`).
 
     Returns:
-      ``(X, y, group)``: the feature frame, the label series and the query-size array. Raises
+      ``(X, y, group)`` (and ``w``, the weight series, when ``weight`` is given): the feature
+      frame, the label series and the query-size array. Raises
       ``ValueError`` naming the empty partitions, if any, and
       :class:`~.partitions.SplitQueryError` for a split query.
     """
     import dask.array as da
 
-    _, sizes, X, y = _frame_inputs(df, qid, label, features, layout)
+    import dask
+    import dask.dataframe as dd
+
+    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout, weight)
     group = da.concatenate([da.from_array(s, chunks=(s.size,)) for s in sizes])
-    return X, y, group
+    if weight is None:
+        return X, y, group
+    w = dd.from_delayed([dask.delayed(_select)(p, weight) for p in parts],
+                        meta=df._meta[weight], verify_meta=False)
+    return X, y, group, w
 
 
 def _query_numbers(part, qid, first: int):
@@ -110,7 +123,10 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
     Args:
       client: the ``distributed.Client``.
       df, qid, label, features, layout: as in :func:`lightgbm_inputs`.
-      kwargs: passed to ``DaskDMatrix`` (not ``weight``: the objectives take none).
+      kwargs: passed to ``DaskDMatrix``. Not ``weight``: XGBoost's ranking weights are one per
+        query, which ``xgboost.dask`` does not implement ("per-group weight is not
+        implemented", xgboost 3.2), so weighted training on Dask needs the LightGBM front end
+        (:func:`lightgbm_inputs` with ``weight=``).
 
     Returns:
       The ``DaskDMatrix``. Raises ``ValueError`` naming the empty partitions, if any (as
@@ -121,6 +137,13 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
     import dask.dataframe as dd
     from xgboost import dask as dxgb
 
+    if kwargs.get("weight") is not None:
+        raise NotImplementedError(
+            "xgboost_dmatrix(weight=...): XGBoost's ranking weights are one per query, and "
+            "xgboost.dask does not implement per-group weights; train weighted queries on Dask "
+            "with the LightGBM front end (lightgbm_inputs(df, qid, label, weight=column) and "
+            "DaskLGBMRanker.fit(..., sample_weight=w)), or on one machine with "
+            "StochasticXGBRanker.fit(..., sample_weight=w)")
     parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout)
     firsts = np.concatenate([[0], np.cumsum([s.size for s in sizes])])
     numbers = dd.from_delayed(

@@ -139,11 +139,13 @@ class PartitionSGLB(SGLB):
         new.segmenter = segmenter
         return new
 
-    def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int):
+    def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int,
+                  weights=None):
         """:meth:`SGLB.grad_hess`, after cutting this shard (the noise needs its segments)."""
         if self.segmenter is not None:
             self._segments = self.segmenter(labels, query_offsets)
-        return super().grad_hess(objective, raw_scores, labels, query_offsets, iteration)
+        return super().grad_hess(objective, raw_scores, labels, query_offsets, iteration,
+                                 weights)
 
     def noise(self, n_docs: int, iteration: int, key: tuple[int, ...] = ()) -> np.ndarray:
         """The shard's noise: one :meth:`SGLB.noise` stream per segment, keyed by the segment.

@@ -35,8 +35,9 @@ threads at once.
 
 ``init_score`` is part of the raw scores the objective sees (LightGBM adds it). Under SGLB it is
 the starting point ``F_0``, so it is shrunk as well: predictions of the finalised model exclude
-the shrunk initial score ``c^T * init_score``. Sample weights are rejected (the objectives
-have no weights).
+the shrunk initial score ``c^T * init_score``. Dataset weights are query weights (one per row,
+equal within a query): the loss is the weighted sum over queries, and :class:`LGBMMetric` the
+weighted mean.
 
 The modules: :mod:`._inputs` (the two call forms of a LightGBM callable and their query
 groups), :mod:`._callback` (the iteration and SGLB learning-rate callback), :mod:`._objective`

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...groups import query_weights
 from .._common import EvalMetric, as_scores
 from ._inputs import MISSING, call_arguments, grouped
 
@@ -12,7 +13,9 @@ class LGBMMetric(EvalMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as a LightGBM eval function.
 
     Callable as ``feval(preds, eval_data)`` (``lgb.train``) and as ``(y_true, y_pred, weight,
-    group)`` (``LGBMRanker(...).fit(eval_metric=...)``).
+    group)`` (``LGBMRanker(...).fit(eval_metric=...)``). With weights in the evaluation data
+    (``lgb.Dataset(..., weight=w)``, one per row and the same for the rows of a query) the value
+    is the weighted mean over queries.
 
     Example::
 
@@ -27,9 +30,11 @@ class LGBMMetric(EvalMetric):
     """
 
     def __call__(self, preds_or_y_true, eval_data_or_y_pred, weight=MISSING, group=MISSING):
-        preds, labels, sizes, _ = call_arguments(
+        preds, labels, sizes, weight = call_arguments(
             "LGBMMetric", preds_or_y_true, eval_data_or_y_pred, weight, group)
         preds = as_scores(preds)
         labels, offsets = grouped(labels, sizes, preds.shape[0], "evaluation data")
-        return self.name, self.value(preds, labels, offsets), True
+        if weight is not None:
+            weight = query_weights(weight, offsets, "the evaluation data's weight")
+        return self.name, self.value(preds, labels, offsets, weight), True
 

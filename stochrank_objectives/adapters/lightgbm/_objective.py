@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import lightgbm as lgb
 
+from ...groups import query_weights
 from .._common import BoosterObjective, as_scores, objective_grad_hess
 from ._callback import TRAINED_ATTR, Hub, LGBMCallback
 from ._inputs import MISSING, call_arguments, grouped
@@ -18,6 +19,11 @@ class LGBMObjective(BoosterObjective):
 
     Callable both as ``fobj(preds, train_data)`` (``lgb.train``, ``params["objective"]``) and as
     ``fobj(y_true, y_pred, weight, group)`` (``LGBMRanker(objective=...)``).
+
+    Weights (``lgb.Dataset(X, y, group=sizes, weight=w)`` or ``sample_weight=``) are query
+    weights: one per row, the same for all the rows of a query; each query's gradient and
+    hessian are multiplied by its weight (:func:`~stochrank_objectives.adapters._common.
+    objective_grad_hess`).
 
     Example::
 
@@ -61,11 +67,10 @@ class LGBMObjective(BoosterObjective):
 
     def _grad_hess(self, preds, labels, sizes, weight):
         preds = as_scores(preds)
-        if weight is not None:
-            raise ValueError("sample weights are not supported by this package's ranking "
-                             "objectives; train without weight= / sample_weight=")
         labels, offsets = grouped(labels, sizes, preds.shape[0], "training data")
-        return objective_grad_hess(self, preds, labels, offsets)
+        if weight is not None:
+            weight = query_weights(weight, offsets, "the training data's weight")
+        return objective_grad_hess(self, preds, labels, offsets, weight)
 
     # -- callback and finalisation -----------------------------------------------------------
     def callback(self):

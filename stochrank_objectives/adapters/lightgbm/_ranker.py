@@ -7,6 +7,7 @@ import functools
 import lightgbm as lgb
 import numpy as np
 
+from ...groups import document_weights
 from .._ranker import StochasticRankerBase
 from ._metric import LGBMMetric
 from ._objective import LGBMObjective
@@ -19,6 +20,10 @@ def lightgbm_parameter_names() -> frozenset:
     """Every parameter name LightGBM knows, canonical and aliases, read from LightGBM itself."""
     aliases = lgb.basic._ConfigAliases._get_all_param_aliases()
     return frozenset(aliases) | frozenset(name for names in aliases.values() for name in names)
+
+
+def _rows(weights, offsets):
+    return None if weights is None else document_weights(weights, offsets)
 
 
 class _LastSetEarlyStopping:
@@ -73,7 +78,7 @@ class StochasticLGBMRanker(StochasticRankerBase):
     def _valid_booster_params(self):
         return lightgbm_parameter_names()
 
-    def _fit_booster(self, X, y, offsets, evals, s):
+    def _fit_booster(self, X, y, offsets, evals, s, weights=None):
         adapter = LGBMObjective(s.objective, sglb=s.sglb)
         params = {"objective": adapter, "learning_rate": s.learning_rate, "verbose": -1,
                   "metric": "None"}
@@ -84,9 +89,12 @@ class StochasticLGBMRanker(StochasticRankerBase):
         params.update(s.params)
         feature_name = "auto" if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
-        train = lgb.Dataset(X, y, group=np.diff(offsets), feature_name=feature_name)
-        valid = [lgb.Dataset(Xi, yi, group=np.diff(oi), reference=train)
-                 for Xi, yi, oi in evals]
+        # query weights travel as LightGBM's per-row Dataset weight (the objective and the
+        # metric read them back from the Dataset)
+        train = lgb.Dataset(X, y, group=np.diff(offsets), feature_name=feature_name,
+                            weight=_rows(weights, offsets))
+        valid = [lgb.Dataset(Xi, yi, group=np.diff(oi), weight=_rows(wi, oi), reference=train)
+                 for Xi, yi, oi, wi in evals]
         names = [f"validation_{i}" for i in range(len(evals))]
         m = s.eval_metric
         metric = LGBMMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
