@@ -109,7 +109,11 @@ def score_vespa(model, X, names) -> np.ndarray:
 
 
 def _flatten_solr(root: dict, column: dict):
-    col, thr, left, right, value = [], [], [], [], []
+    col: list[int] = []
+    thr: list = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list = []
     stack = [(root, -1, "")]
     while stack:
         node, parent, side = stack.pop()

@@ -10,6 +10,7 @@ booster's for every float32 row. The feature names are in the model's metadata
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def write_onnx(ensemble: Ensemble, names: list[str], *, opset: int = 17):
     import onnx
     from onnx import TensorProto, helper
 
-    attrs: dict[str, list] = {k: [] for k in (
+    attrs: dict[str, Any] = {k: [] for k in (
         "nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes", "nodes_values",
         "nodes_truenodeids", "nodes_falsenodeids", "nodes_missing_value_tracks_true",
         "target_treeids", "target_nodeids", "target_ids", "target_weights")}

@@ -66,7 +66,7 @@ def read_lightgbm(booster) -> Ensemble:
 
 def _lightgbm_tree(root: dict, names) -> Tree:
     b = TreeBuilder()
-    stack = [(root, None, None)]
+    stack: list[tuple[dict, int | None, str]] = [(root, None, "")]
     while stack:
         node, parent, side = stack.pop()
         if "split_feature" not in node:

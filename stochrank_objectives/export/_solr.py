@@ -28,7 +28,7 @@ MODEL_CLASS = "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
 SLACK = np.float32(1e-6)  #: what Solr adds to every threshold (``NODE_SPLIT_SLACK``)
 
 
-def _text(value: float) -> str:
+def _text(value) -> str:
     return str(np.float32(value))  # the shortest text that Float.parseFloat reads back exactly
 
 
