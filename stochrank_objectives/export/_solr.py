@@ -32,22 +32,36 @@ def _text(value) -> str:
     return str(np.float32(value))  # the shortest text that Float.parseFloat reads back exactly
 
 
+def _key(f) -> int:
+    """float32 -> int, in the same order (sign-magnitude bits made two's-complement-like)."""
+    i = int(np.float32(f).view(np.int32))
+    return i if i >= 0 else -(i & 0x7FFFFFFF)
+
+
+def _float(k: int) -> np.float32:
+    bits = k if k >= 0 else (-k) | -0x80000000
+    return np.array([bits], dtype=np.int64).astype(np.int32).view(np.float32)[0]
+
+
 def solr_threshold(target: float) -> np.float32:
     """The float32 ``t`` with ``float32(t + 1e-6)`` the largest float32 not above ``target``
-    (``== target`` except for |target| below ~1e-13, where Solr cannot resolve)."""
+    (``== target`` except within ~1e-13 of 0, which Solr's slack cannot resolve).
+
+    ``t -> float32(t + 1e-6)`` never decreases, so a bisection over float32 values in order
+    finds it.
+    """
     p = np.float32(target)
-    up, down = np.float32(np.inf), np.float32(-np.inf)
-    t = np.float32(p - SLACK)
-    for _ in range(10_000):
-        if np.float32(t + SLACK) <= p:
-            break
-        t = np.nextafter(t, down)
-    for _ in range(10_000):
-        step = np.nextafter(t, up)
-        if np.float32(step + SLACK) > p:
-            return t
-        t = step
-    raise AssertionError(f"no Solr threshold found for {target!r}")  # pragma: no cover
+    top = np.finfo(np.float32).max
+    lo, hi = _key(-top), _key(top)  # g(lo) <= p < g(hi)
+    if np.float32(_float(hi) + SLACK) <= p:
+        return _float(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if np.float32(_float(mid) + SLACK) <= p:
+            lo = mid
+        else:
+            hi = mid
+    return _float(lo)
 
 
 def write_solr(ensemble: Ensemble, names: list[str], *, name: str = "stochrank",

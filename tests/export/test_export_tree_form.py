@@ -25,9 +25,11 @@ def test_lt_threshold_makes_less_or_equal_a_strict_float32_comparison():
 def test_solr_threshold_undoes_solrs_slack():
     rng = np.random.default_rng(1)
     for p in np.float32(np.concatenate([rng.normal(size=300), rng.random(100) * 1e4,
-                                        [0.0, 0.5, 1.0, -1e30]])):
+                                        [0.0, 0.5, 1.0, -1e30, 9.999999e-07, 3e38]])):
         t = solr_threshold(float(p))
         assert np.float32(t + SLACK) == p
+    # within ~1e-13 of 0 Solr cannot resolve: the nearest split point below is used
+    assert np.float32(solr_threshold(1e-35) + SLACK) == 0.0
 
 
 def _stump_tree(missing_left: bool) -> Ensemble:
