@@ -22,14 +22,14 @@ the booster's raw scores (for this package's rankers, ``predict``).
 
 from __future__ import annotations
 
-from ._registry import READERS, TARGETS, export
+from ._registry import READERS, TARGETS, export  # noqa: F401  (the registry, importable)
 from ._trees import Ensemble, ExportError, ExportWarning
 from ._vespa import VespaModel
 from .check import ParityReport, check_export
 
 __all__ = ["to_onnx", "to_vespa", "to_elasticsearch", "to_opensearch", "to_solr", "read_trees",
            "check_export", "ParityReport", "VespaModel", "Ensemble", "ExportError",
-           "ExportWarning", "TARGETS", "READERS"]
+           "ExportWarning"]  # the registry (TARGETS, READERS) is importable, not listed here
 
 
 def read_trees(model, *, feature_names=None) -> Ensemble:

@@ -166,7 +166,8 @@ def test_categorical_splits_are_refused_naming_target_and_feature(data):
     frame = pd.DataFrame(X[:, :5], columns=["a", "b", "c", "d", "e"])
     frame["colour"] = pd.Categorical(np.where(X[:, 39] > 0.5, "red", "blue"))
     lgb_ranker = so.StochasticLGBMRanker(so.LambdaMART(), n_estimators=5, num_leaves=7,
-                                         min_data_per_group=5, cat_smooth=1).fit(frame, y, qid=qid)
+                                         min_data_per_group=5, cat_smooth=1)
+    lgb_ranker.fit(frame, y, qid=qid)
     with pytest.raises(ExportError, match="Solr LTR.*categorical split on feature 'colour'"):
         to_solr(lgb_ranker)
     xgb_ranker = so.StochasticXGBRanker(so.LambdaMART(), n_estimators=5, max_depth=3,
@@ -174,7 +175,8 @@ def test_categorical_splits_are_refused_naming_target_and_feature(data):
     with pytest.raises(ExportError, match="ONNX.*categorical split on feature 'colour'"):
         to_onnx(xgb_ranker)
     cb_ranker = so.StochasticCatBoostRanker(so.LambdaMART(), n_estimators=5, depth=3,
-                                            cat_features=["colour"], has_time=True).fit(frame, y, qid=qid)
+                                            cat_features=["colour"], has_time=True)
+    cb_ranker.fit(frame, y, qid=qid)
     with pytest.raises(ExportError, match="Elasticsearch.*categorical features.*'colour'"):
         to_elasticsearch(cb_ranker)
 
