@@ -19,6 +19,7 @@ PUBLIC_MODULES = (
     "stochrank_objectives.adapters.xgboost",
     "stochrank_objectives.adapters.catboost",
     "stochrank_objectives.adapters.dask",
+    "stochrank_objectives.export",
     "stochrank_objectives.data",
     "stochrank_objectives.letor",
     "stochrank_objectives.longlists",

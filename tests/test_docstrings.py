@@ -14,6 +14,7 @@ PUBLIC_MODULES = [
     "stochrank_objectives.adapters.xgboost",
     "stochrank_objectives.adapters.catboost",
     "stochrank_objectives.adapters.dask",
+    "stochrank_objectives.export",
 ]
 
 

@@ -24,6 +24,7 @@ LAYERS = [
      ["objectives", "sglb", "metric_spec", "metric_values"]),
     ("metrics and data", ["metrics", "data", "letor", "longlists"]),
     ("adapters", ["adapters"]),
+    ("export (fitted model -> serving artefacts; no training)", ["export"]),
     ("entry points", ["__main__", "_compile_watch", "scoring", "baselines", "__init__"]),
 ]
 
@@ -135,6 +136,7 @@ def test_the_checks_can_fail():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(edges) == [["a", "b", "c"]]
     assert _layer("kernels.ccs.gradient") < _layer("objectives._estimator") < _layer("metrics")
-    assert _layer("metrics") < _layer("adapters.lightgbm") < _layer("__main__")
+    assert _layer("metrics") < _layer("adapters.lightgbm") < _layer("export._registry")
+    assert _layer("export.check") < _layer("__main__")
     with pytest.raises(AssertionError, match="no layer"):
         _layer("somewhere_new")

@@ -8,8 +8,9 @@ With ``xgb.train`` (the DMatrix needs ``qid=``, sorted, or ``group=`` sizes)::
 
 ``base_score=0``: with a custom objective XGBoost otherwise starts every margin at 0.5 (harmless
 for a ranking gradient, but it becomes part of the model). ``disable_default_eval_metric``: the
-learner still thinks it is ``reg:squarederror`` and would report (and early-stop on) ``rmse``.
-Evaluate with :class:`XGBMetric` (``custom_metric=XGBMetric("NDCG", 5), maximize=True``).
+learner thinks it is ``reg:squarederror`` while it trains and would report (and early-stop on)
+``rmse``. Evaluate with :class:`XGBMetric` (``custom_metric=XGBMetric("NDCG", 5), maximize=True``).
+The callback then names the objective ``rank:pairwise`` (same link and predictions) for servers.
 
 ``XGBRanker`` refuses callable objectives, so :class:`StochasticXGBRanker` is the
 scikit-learn ranker of this package (the same shape as the LightGBM and CatBoost rankers)::
@@ -56,6 +57,7 @@ from ..sglb import SGLB
 from ._common import BoosterObjective, EvalMetric, as_scores, objective_grad_hess
 from ._ranker import StochasticRankerBase
 from ._ranker_inputs import category_columns
+from ._serving import xgboost_as_ranker
 
 if TYPE_CHECKING:  # only the type checker needs it
     from ..objectives import Objective
@@ -115,7 +117,7 @@ class XGBObjective(BoosterObjective):
         return objective_grad_hess(self, predt, labels, offsets, _weights(dtrain, offsets))
 
     def callback(self) -> xgb.callback.TrainingCallback:
-        """A ``TrainingCallback``: iteration index, SGLB learning rate, SGLB finalisation."""
+        """A ``TrainingCallback``: iteration, SGLB learning rate and finalisation, ranker name."""
         return _XGBCallback(self)
 
     def finalize(self, booster: xgb.Booster) -> xgb.Booster:
@@ -201,8 +203,8 @@ class _XGBCallback(xgb.callback.TrainingCallback):
     def after_training(self, model):
         self._adapter.sync_iteration(None)
         if self._adapter.sglb is not None:
-            return self._adapter.finalize(model)
-        return model
+            model = self._adapter.finalize(model)
+        return xgboost_as_ranker(model) if isinstance(model, xgb.Booster) else model  # not cv
 
 
 class XGBMetric(EvalMetric):
@@ -369,7 +371,7 @@ class StochasticXGBRanker(StochasticRankerBase):
             if int(best) + 1 < booster.num_boosted_rounds():
                 # keep exactly the selected trees, so that a saved model predicts the same
                 score = booster.attr("best_score")
-                booster = booster[: int(best) + 1]
+                booster = xgboost_as_ranker(booster[: int(best) + 1])
                 booster.set_attr(best_iteration=best, best_score=score)
         self.evals_result_ = {name: dict(values) for name, values in history.items()}
         self.booster_ = booster

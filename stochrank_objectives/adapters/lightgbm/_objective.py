@@ -6,6 +6,7 @@ import lightgbm as lgb
 
 from ...groups import query_weights
 from .._common import BoosterObjective, as_scores, objective_grad_hess
+from .._serving import lightgbm_as_ranker
 from ._callback import TRAINED_ATTR, Hub, LGBMCallback
 from ._inputs import MISSING, call_arguments, grouped
 
@@ -83,19 +84,23 @@ class LGBMObjective(BoosterObjective):
         return LGBMCallback(self._hub, self.sglb)
 
     def finalize(self, model):
-        """Bake the SGLB factor ``c^T`` into every leaf (in place); returns the Booster.
+        """Bake the SGLB factor ``c^T`` into every leaf and name the model a ranker (in place);
+        returns the Booster.
 
         ``model`` is a ``lightgbm.Booster`` or a fitted ``LGBMRanker``; ``T`` is its number of
         iterations (after early stopping LightGBM has already truncated the returned model to
-        the best iteration). Without SGLB the model is returned unchanged. Under SGLB only a
-        booster trained by this adapter's callback in this process is accepted: a model loaded
-        from a file or string is refused (saved after finalisation, it is already final).
+        the best iteration). With or without SGLB the model's objective is then named
+        ``lambdarank`` (its model text had none), so that ONNX converters, treelite and the
+        search engines' importers accept it; its predictions are unchanged by that (see
+        :mod:`~stochrank_objectives.adapters._serving`). Under SGLB only a booster trained by
+        this adapter's callback in this process is accepted: a model loaded from a file or
+        string is refused (saved after finalisation, it is already final).
         """
         booster = model.booster_ if isinstance(model, lgb.LGBMModel) else model
         if not isinstance(booster, lgb.Booster):
             raise TypeError(f"expected a lightgbm.Booster or LGBMModel, got {type(model).__name__}")
         if self.sglb is None:
-            return booster
+            return lightgbm_as_ranker(booster)
         if getattr(booster, _FINAL_ATTR, None) is not None:
             raise RuntimeError("this booster has already been finalised "
                                "(c^T is baked into its leaves)")
@@ -120,5 +125,5 @@ class LGBMObjective(BoosterObjective):
             for leaf in range(tree["num_leaves"]):
                 booster.set_leaf_output(index, leaf, booster.get_leaf_output(index, leaf) * factor)
         setattr(booster, _FINAL_ATTR, factor)
-        return booster
+        return lightgbm_as_ranker(booster)
 
