@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -58,6 +57,7 @@ from ._common import BoosterObjective, EvalMetric, as_scores, objective_grad_hes
 from ._ranker import StochasticRankerBase
 from ._ranker_inputs import category_columns
 from ._serving import xgboost_as_ranker
+from ._xgboost_json import scale_json_model
 
 if TYPE_CHECKING:  # only the type checker needs it
     from ..objectives import Objective
@@ -141,7 +141,7 @@ class XGBObjective(BoosterObjective):
         n_trees = booster.num_boosted_rounds()
         factor = self.sglb.final_scale(n_trees)
         model = json.loads(bytes(booster.save_raw("json")))
-        _scale_json_model(model, factor)
+        scale_json_model(model, factor)
         new = xgb.Booster(model_file=bytearray(json.dumps(model).encode()))
         attrs = {_FINAL_ATTR: repr(factor)}
         if best is not None:
@@ -150,28 +150,6 @@ class XGBObjective(BoosterObjective):
                 attrs["best_score"] = best_score
         new.set_attr(**attrs)
         return new
-
-
-def _scale_json_model(model: dict, factor: float) -> None:
-    """Multiply every leaf value and the base score of an XGBoost JSON model by ``factor``."""
-    learner = model["learner"]
-    booster = learner["gradient_booster"]
-    if booster.get("name") != "gbtree":
-        raise ValueError(f"SGLB finalisation supports the gbtree booster only, got "
-                         f"{booster.get('name')!r}")
-    for tree in booster["model"]["trees"]:
-        if int(tree["tree_param"].get("size_leaf_vector", "1")) > 1:
-            raise ValueError("SGLB finalisation does not support vector-leaf (multi-target) trees")
-        values, weights = tree["split_conditions"], tree["base_weights"]
-        for node, left in enumerate(tree["left_children"]):
-            if left == -1:
-                values[node] = float(values[node]) * factor
-                weights[node] = float(weights[node]) * factor
-    param = learner["learner_model_param"]
-    text = param["base_score"]
-    numbers = [float(v) * factor for v in re.findall(r"[-+0-9.eE]+", text)]
-    body = ",".join(f"{v:.9E}" for v in numbers)
-    param["base_score"] = f"[{body}]" if text.strip().startswith("[") else body
 
 
 class _XGBCallback(xgb.callback.TrainingCallback):
