@@ -103,6 +103,33 @@ def test_defaults_study_runs_end_to_end_and_resumes(tmp_path):
     assert len(cache.read_text().splitlines()) == 4
 
 
+def test_defaults_table_has_every_objective_and_compares_with_the_best_native(tmp_path):
+    """YetiLoss, LambdaLoss and the natives in all three boosters; methods that do not apply
+    are skipped (LambdaLoss has no MRR form, native YetiRank is CatBoost's); every other row
+    is compared with the best native of its booster and target, the raw rows kept."""
+    from benchmarks import defaults
+
+    methods = ["YetiLoss", "LambdaLoss", "native LambdaMART", "native YetiRank"]
+    defaults.main(["--folds", "1", "--seeds", "0", "--max-trees", "4", "--depth", "4",
+                   "--no-progress", "--out", str(tmp_path), "--methods", *methods])
+    rows = [json.loads(line) for line in
+            (tmp_path / "defaults_lightgbm_xgboost_catboost_depth4.jsonl").read_text().splitlines()]
+    runs = {(r["booster"], r["method"], r["target"]) for r in rows}
+    assert len(rows) == len(runs) == 5 + 5 + 7
+    assert ("catboost", "native YetiRank", "MRR") in runs
+    assert not {("lightgbm", "native YetiRank"), ("xgboost", "LambdaLoss", "MRR")} & runs
+    assert all(0.0 <= r["mean"] <= 1.0 and len(r["per_query"]) > 0 for r in rows)
+    md = (tmp_path / "defaults_lightgbm_xgboost_catboost_depth4.md").read_text()
+    table = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(table) == len(runs)
+    for booster in ("lightgbm", "xgboost", "catboost"):
+        for target in ("NDCG@5", "MRR"):
+            mine = [line for line in table if line.startswith(f"| {booster} | {target} |")]
+            # exactly one reference; every other row either paired with it or without variation
+            assert sum(line.endswith("| best native |") for line in mine) == 1
+            assert sum(" pts vs native " in line for line in mine) == len(mine) - 1
+
+
 def test_schedule_sweep_idealised_booster_is_lightgbm_and_runs(tmp_path):
     """The sweep's idealised booster (each item its own leaf, -G/H steps) follows LightGBM on
     global-optimum instances (same item order and metric, scores within 5%: what the sweep's
