@@ -98,8 +98,8 @@ def make_objective(method: str, target: str, p: dict, seed: int):
         return SmoothNDCG(smoothing=64.0, top=5, anneal_every=10, start_iterations=2)
     if method == "listnet":
         return ListNet()
-    smoothing = {k: p[k] for k in ("sigma", "anneal_half_life", "sigma_min", "n_samples", "nu")
-                 if k in p}
+    smoothing = {k: p[k] for k in ("sigma", "anneal_half_life", "sigma_min", "n_samples", "nu",
+                                   "hessian") if k in p}
     if method == "sr_r1soft":
         return StochasticRank(metric=metric, top=top, mu=0.0, seed=seed, **smoothing)
     if method == "sr_r1":

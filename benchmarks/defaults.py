@@ -81,9 +81,12 @@ def runs(booster, method, target) -> bool:
     return booster in m.boosters and (is_native(method) or target in m.targets)
 
 
-def run_one(booster, method, target, fold, seed, split, cfg, depth=6):
+def run_one(booster, method, target, fold, seed, split, cfg, depth=6, overrides=None):
+    """One run's row (``overrides``: settings over the method's, e.g. the objective's
+    ``sigma``, ``n_samples`` or ``hessian`` -- :func:`benchmarks._methods.make_objective`)."""
     key, extra = METHODS[method]
-    p = {"learning_rate": 0.1, "depth": depth, "l2": L2_DEFAULT[booster], **extra}
+    p = {"learning_rate": 0.1, "depth": depth, "l2": L2_DEFAULT[booster], **extra,
+         **(overrides or {})}
     set_numba_threads(cfg.threads)
     start = time.perf_counter()
     predict, _, n_trees = TRAINERS[booster](key, target, p, seed, split, cfg)

@@ -244,7 +244,7 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
 
     >>> h = abs_gradient_hessian(np.array([-0.3, 0.3]), np.array([0.0, 0.0]), np.array([0, 2]),
     ...                          sigma=0.3, nu=1.0, relative=True)
-    >>> [round(v, 6) for v in h]   # |g| / 0.3 = 1, plus 0.01 of the mean
+    >>> np.round(h, 6).tolist()   # |g| / 0.3 = 1, plus 0.01 of the mean
     [1.01, 1.01]
 
     ``s_q`` is query ``q``'s noise scale (:func:`~..kernels.noise_scale.query_noise_scale`).
