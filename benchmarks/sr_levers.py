@@ -4,7 +4,8 @@ generator.
 
     python -m benchmarks.sr_levers [--datasets mq2008 lightgbm_lambdarank longlists]
         [--boosters lightgbm] [--variants NAME ...] [--targets NDCG@5 MRR] [--folds F ...]
-        [--seeds S ...] [--max-trees 500] [--out benchmarks/results/sr_levers] [--threads 1]
+        [--seeds S ...] [--depth 6] [--max-trees 500] [--out benchmarks/results/sr_levers]
+        [--threads 1]
 
 The protocol of :mod:`benchmarks.defaults` (no tuning: learning rate 0.1, depth 6, 64 leaves,
 the booster's L2 default, early stopping after 50 rounds on the validation target, test metrics
@@ -55,14 +56,20 @@ PLAN = {"mq2008": ([1, 2, 3, 4, 5], [0, 1, 2]), "lightgbm_lambdarank": ([1], [0,
         "longlists": ([1, 2], [0])}
 
 
-def run_variant(dataset, booster, variant, target, fold, seed, split, cfg):
+def run_variant(dataset, booster, variant, target, fold, seed, split, cfg, depth=6):
     """One run's row: the native (``variant == NATIVE``) or an SR-R1soft variant."""
     if variant == NATIVE:
-        row = run_one(booster, NATIVE, target, fold, seed, split, cfg, 6)
+        row = run_one(booster, NATIVE, target, fold, seed, split, cfg, depth)
     else:
-        row = run_one(booster, "SR-R1soft", target, fold, seed, split, cfg, 6,
+        row = run_one(booster, "SR-R1soft", target, fold, seed, split, cfg, depth,
                       overrides=VARIANTS[variant])
-    return dict(row, dataset=dataset, method=variant, max_trees=cfg.max_trees)
+    return dict(row, dataset=dataset, method=variant, max_trees=cfg.max_trees, depth=depth)
+
+
+def _label(row):
+    """The data set column: its name, and the tree depth when it is not 6."""
+    depth = row.get("depth", 6)
+    return row["dataset"] + ("" if depth == 6 else f" (depth {depth})")
 
 
 def paired(rows, a, b):
@@ -94,9 +101,9 @@ def summarise(rows):
     lines = ["| data set | booster | target | method | runs | test mean ± 95% CI | trees | vs "
              "SR-R1soft defaults (pts ± 95% CI, two-sided p) | vs the native |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    groups = dict.fromkeys((r["dataset"], r["booster"], r["target"]) for r in rows)
+    groups = dict.fromkeys((_label(r), r["booster"], r["target"]) for r in rows)
     for dataset, booster, target in sorted(groups, key=lambda g: (g[0], g[1], TARGETS.index(g[2]))):
-        mine = [r for r in rows if (r["dataset"], r["booster"], r["target"]) ==
+        mine = [r for r in rows if (_label(r), r["booster"], r["target"]) ==
                 (dataset, booster, target)]
         for method in [NATIVE, *VARIANTS]:
             runs = [r for r in mine if r["method"] == method]
@@ -123,6 +130,7 @@ def main(argv=None):
     ap.add_argument("--targets", nargs="+", default=list(TARGETS), choices=list(TARGETS))
     ap.add_argument("--folds", type=int, nargs="+", default=None, help="default: PLAN's")
     ap.add_argument("--seeds", type=int, nargs="+", default=None, help="default: PLAN's")
+    ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--max-trees", type=int, default=500)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/sr_levers"))
@@ -132,7 +140,7 @@ def main(argv=None):
     rows = read_rows(cache)
     cfg = TrainConfig(max_trees=args.max_trees, patience=50, threads=args.threads)
     done = {(r["dataset"], r["booster"], r["method"], r["target"], r["fold"], r["seed"],
-             r["max_trees"]) for r in rows}
+             r["max_trees"], r.get("depth", 6)) for r in rows}
     methods = [NATIVE] + [v for v in args.variants if v != NATIVE]
     for dataset in args.datasets:
         folds, seeds = PLAN[dataset]
@@ -140,18 +148,21 @@ def main(argv=None):
             split = load_split(dataset, fold)
             for seed in args.seeds or seeds:
                 for booster, target, method in product(args.boosters, args.targets, methods):
-                    if (dataset, booster, method, target, fold, seed, cfg.max_trees) in done:
+                    if (dataset, booster, method, target, fold, seed, cfg.max_trees,
+                            args.depth) in done:
                         continue
-                    row = run_variant(dataset, booster, method, target, fold, seed, split, cfg)
+                    row = run_variant(dataset, booster, method, target, fold, seed, split, cfg,
+                                      args.depth)
                     append_row(cache, row)
                     rows.append(row)
                     print(f"{dataset} {booster} fold {fold} seed {seed} {target:6s} {method:22s} "
                           f"{row['mean']:.4f} ({row['n_trees']} trees, {row['wall_s']} s)",
                           flush=True)
     table = summarise(rows)
-    header = ("# StochasticRank's levers at depth 6\n\nCommand: `python -m "
+    header = ("# StochasticRank's levers\n\nCommand: `python -m "
               "benchmarks.sr_levers` (see its docstring for the protocol); folds and seeds "
-              f"per data set {PLAN}; at most {args.max_trees} trees. Test metrics x100, worst "
+              f"per data set {PLAN}; depth 6 unless the data set column says otherwise; at most "
+              f"{args.max_trees} trees. Test metrics x100, worst "
               "ties, queries without a relevant document skipped. Differences: mean paired "
               "per-query difference ± the 95% t half-width, two-sided paired t-test; n.s. = "
               "p >= 0.05.\n\n")
