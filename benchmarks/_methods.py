@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stochrank_objectives import SGLB, StochasticRank
+from stochrank_objectives import SGLB, StochasticRank, YetiRank
 from stochrank_objectives.baselines import (
     ApproxNDCG, Gumbel, LambdaLoss, LambdaMART, ListNet, SmoothNDCG, SoftRank, e_lambda_mart)
 
@@ -36,6 +36,8 @@ METHODS = {m.key: m for m in [
            native=True, sglb=True, mu=True, stochastic_rank=True),
     Method("lambdamart", "LambdaMART (ours)", BOOSTERS, TARGETS),
     Method("lambdaloss", "LambdaLoss NDCG-Loss2++", BOOSTERS, ("NDCG@5",)),
+    Method("yetiloss", "YetiLoss (ours)", BOOSTERS, TARGETS,
+           note="YetiRank(mode='NDCG', top=5, dcg_type='Exp') / YetiRank(mode='MRR')"),
     Method("e_lambdamart", "E-lambda-MART", BOOSTERS, TARGETS, noise=True),
     Method("e_lambdaloss", "E-lambda-Loss", BOOSTERS, ("NDCG@5",), noise=True),
     Method("softrank", "SoftRank", BOOSTERS, TARGETS),
@@ -52,7 +54,8 @@ METHODS = {m.key: m for m in [
     Method("abl_ccs", "CCS", BOOSTERS, TARGETS, stochastic_rank=True),
     Method("abl_ccs_sfa", "CCS+SFA", BOOSTERS, TARGETS, stochastic_rank=True),
 ]}
-COMPARE_METHODS = [k for k in METHODS if not k.startswith("abl_")]
+# yetiloss: in benchmarks.defaults only (no tuned search space measured for it yet)
+COMPARE_METHODS = [k for k in METHODS if not k.startswith("abl_") and k != "yetiloss"]
 ABLATION_METHODS = ["abl_reinforce", "abl_ccs", "abl_ccs_sfa", "sr_r1soft", "sr_r1"]
 ABLATION_LABELS = {"abl_reinforce": "REINFORCE", "abl_ccs": "CCS", "abl_ccs_sfa": "CCS+SFA",
                    "sr_r1soft": "+relative smoothing, annealing, SGLB (SR-R1soft)",
@@ -75,6 +78,10 @@ def make_objective(method: str, target: str, p: dict, seed: int):
         return LambdaMART(metric=metric, top=top)
     if method == "lambdaloss":
         return LambdaLoss(mu=5.0)
+    if method == "yetiloss":   # the YetiLoss mode of the target (CatBoost's other defaults)
+        if target == "NDCG@5":
+            return YetiRank(mode="NDCG", top=top, dcg_type="Exp", seed=seed)
+        return YetiRank(mode="MRR", seed=seed)
     if method == "e_lambdamart":
         return e_lambda_mart(beta=p["beta"], n_samples=8, seed=seed, metric=metric, top=top)
     if method == "e_lambdaloss":
@@ -91,8 +98,8 @@ def make_objective(method: str, target: str, p: dict, seed: int):
         return SmoothNDCG(smoothing=64.0, top=5, anneal_every=10, start_iterations=2)
     if method == "listnet":
         return ListNet()
-    smoothing = {k: p[k] for k in ("sigma", "anneal_half_life", "sigma_min", "n_samples", "nu")
-                 if k in p}
+    smoothing = {k: p[k] for k in ("sigma", "anneal_half_life", "sigma_min", "n_samples", "nu",
+                                   "hessian") if k in p}
     if method == "sr_r1soft":
         return StochasticRank(metric=metric, top=top, mu=0.0, seed=seed, **smoothing)
     if method == "sr_r1":

@@ -55,11 +55,15 @@ RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
 
 def tree_params(booster, p) -> dict:
     """The booster's parameters of a trial's tree shape (shared by ours and the native)."""
+    # "min_hessian" (optional): the smallest hessian sum of a leaf, for objectives whose exact
+    # hessians are small per document (YetiRank's); CatBoost's symmetric trees have none.
     if booster == "lightgbm":
+        extra = {"min_sum_hessian_in_leaf": p["min_hessian"]} if "min_hessian" in p else {}
         return {"max_depth": p["depth"], "num_leaves": min(2 ** p["depth"], 255),
-                "lambda_l2": p["l2"], "deterministic": True, "force_col_wise": True}
+                "lambda_l2": p["l2"], "deterministic": True, "force_col_wise": True, **extra}
     if booster == "xgboost":
-        return {"max_depth": p["depth"], "reg_lambda": p["l2"], "tree_method": "hist"}
+        extra = {"min_child_weight": p["min_hessian"]} if "min_hessian" in p else {}
+        return {"max_depth": p["depth"], "reg_lambda": p["l2"], "tree_method": "hist", **extra}
     return {"depth": p["depth"], "l2_leaf_reg": p["l2"]}
 
 

@@ -51,12 +51,15 @@ from ..metric_spec import MetricSpec, with_virtual_documents
 from ..validation import check_choice, check_float, check_int, check_seed
 
 __all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
-           "CONDITIONINGS", "SMOOTHINGS", "HESSIANS", "SUMMATIONS"]
+           "CONDITIONINGS", "SMOOTHINGS", "HESSIANS", "SUMMATIONS", "abs_gradient_hessian",
+           "HESSIAN_FLOOR"]
 
 ESTIMATORS = ("ccs", "reinforce")
 CONDITIONINGS = ("translation", "coordinate")
 SMOOTHINGS = ("relative", "absolute")
-HESSIANS = ("constant",)
+HESSIANS = ("constant", "abs_gradient")
+# abs_gradient: the floor, as a fraction of the mean |g_i| / s_q over the documents
+HESSIAN_FLOOR = 0.01
 # How the per-document breakpoint sums are computed (see kernels/ccs/fast_sums.py).
 SUMMATIONS = {"auto": PATH_AUTO, "exact": PATH_SORT, "fast": PATH_FAST}
 
@@ -232,6 +235,36 @@ def _filtered_ccs(shifted, prepared, rows, offs, sigma, *, n_samples, seed, iter
                         ext_rows, ext_offs, sigma, options, n_samples=n_samples, seed=seed,
                         iteration=iteration)
     return grad[real]
+
+
+def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_FLOOR):
+    """A curvature scale for Newton leaves: ``h_i = |g_i| / s_q + floor * mean_j(|g_j| / s_q(j))``.
+
+    Example:
+
+    >>> h = abs_gradient_hessian(np.array([-0.3, 0.3]), np.array([0.0, 0.0]), np.array([0, 2]),
+    ...                          sigma=0.3, nu=1.0, relative=True)
+    >>> np.round(h, 6).tolist()   # |g| / 0.3 = 1, plus 0.01 of the mean
+    [1.01, 1.01]
+
+    ``s_q`` is query ``q``'s noise scale (:func:`~..kernels.noise_scale.query_noise_scale`).
+    Along one coordinate the smoothed loss is a sum of Gaussian-smoothed steps
+    ``J_b Phi((b - z_i) / s)``: its gradient is ``sum_b J_b phi(.) / s`` and its second
+    derivative ``sum_b J_b phi'(.) / s^2``, of the order ``|g_i| / s`` where one breakpoint
+    dominates (and of either sign). ``|g_i| / s_q`` is that order, kept positive: a one-document
+    Newton step ``-g_i / h_i`` moves a document by at most ``s_q``, one noise standard
+    deviation (LambdaMART's ``rho (1 - rho)`` hessian plays the same part), and a leaf of many
+    documents with little gradient (far below the cutoff) no longer dilutes the step of the few
+    that have one, as the unit hessian's ``sum g / count`` does. The floor keeps every
+    hessian positive; it is relative, so ``h`` scales as ``1 / a^2`` when the scores (and
+    with relative smoothing ``s``) scale by ``a``. All gradients zero: a unit hessian.
+    """
+    scale = np.repeat(query_noise_scale(scores, offs, sigma, nu, relative), np.diff(offs))
+    h = np.abs(grad) / scale
+    mean = float(h.mean()) if h.size else 0.0
+    if not mean > 0.0:
+        return np.ones_like(grad)
+    return h + floor * mean
 
 
 def annealed_sigma(sigma, sigma_min, half_life, iteration):

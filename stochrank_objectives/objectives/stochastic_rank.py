@@ -25,7 +25,7 @@ from ..metric_spec import MetricSpec
 from ..metric_values import evaluate_spec
 from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
-                         annealed_sigma, check_estimator_for, check_shift, estimate,
+                         abs_gradient_hessian, annealed_sigma, check_estimator_for, check_shift, estimate,
                          explicit_noise_rows)
 from ._protocol import ObjectiveParams, check_iteration
 
@@ -96,9 +96,13 @@ class StochasticRank(ObjectiveParams):
       threshold: MRR / Precision / MAP relevance, ``label > threshold``.
       decay: PFound's probability of looking on past a non-relevant document, in [0, 1]
         (default 0.85, CatBoost's).
-      hessian: ``"constant"`` -- 1 per document. The estimator has no second derivative;
-        a unit hessian makes a Newton leaf ``sum(-grad) / (count + l2)``, which is CatBoost's
-        native StochasticRank step (gradient leaf estimation, unit weights).
+      hessian: ``"constant"`` (default) -- 1 per document. The estimator has no second
+        derivative; a unit hessian makes a Newton leaf ``sum(-grad) / (count + l2)``, which is
+        CatBoost's native StochasticRank step (gradient leaf estimation, unit weights).
+        ``"abs_gradient"`` -- a curvature scale, ``h_i = |g_i| / s_q + 0.01 mean(|g| / s)``
+        with ``s_q`` the query's noise scale (:func:`~._estimator.abs_gradient_hessian`):
+        Newton leaves of about one noise standard deviation. Measured, not the default:
+        ``docs/guide/benchmarks.md``.
       smoothing: ``"relative"`` (default) or ``"absolute"`` (the paper, CatBoost).
       sigma_min: floor of the annealed sigma (default 0.1; never above ``sigma``).
       anneal_half_life: iterations over which sigma halves (default 100); ``None`` = constant.
@@ -216,6 +220,9 @@ class StochasticRank(ObjectiveParams):
                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
                         conditioning=p["conditioning"], smoothing=p["smoothing"],
                         spec=p["spec"], path=SUMMATIONS[p["summation"]])
+        if p["hessian"] == "abs_gradient":
+            return grad, abs_gradient_hessian(grad, scores, offs, sigma, p["nu"],
+                                              p["smoothing"] == "relative")
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:

@@ -103,6 +103,33 @@ def test_defaults_study_runs_end_to_end_and_resumes(tmp_path):
     assert len(cache.read_text().splitlines()) == 4
 
 
+def test_defaults_table_has_every_objective_and_compares_with_the_best_native(tmp_path):
+    """YetiLoss, LambdaLoss and the natives in all three boosters; methods that do not apply
+    are skipped (LambdaLoss has no MRR form, native YetiRank is CatBoost's); every other row
+    is compared with the best native of its booster and target, the raw rows kept."""
+    from benchmarks import defaults
+
+    methods = ["YetiLoss", "LambdaLoss", "native LambdaMART", "native YetiRank"]
+    defaults.main(["--folds", "1", "--seeds", "0", "--max-trees", "4", "--depth", "4",
+                   "--no-progress", "--out", str(tmp_path), "--methods", *methods])
+    rows = [json.loads(line) for line in
+            (tmp_path / "defaults_lightgbm_xgboost_catboost_depth4.jsonl").read_text().splitlines()]
+    runs = {(r["booster"], r["method"], r["target"]) for r in rows}
+    assert len(rows) == len(runs) == 5 + 5 + 7
+    assert ("catboost", "native YetiRank", "MRR") in runs
+    assert not {("lightgbm", "native YetiRank"), ("xgboost", "LambdaLoss", "MRR")} & runs
+    assert all(0.0 <= r["mean"] <= 1.0 and len(r["per_query"]) > 0 for r in rows)
+    md = (tmp_path / "defaults_lightgbm_xgboost_catboost_depth4.md").read_text()
+    table = [line for line in md.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert len(table) == len(runs)
+    for booster in ("lightgbm", "xgboost", "catboost"):
+        for target in ("NDCG@5", "MRR"):
+            mine = [line for line in table if line.startswith(f"| {booster} | {target} |")]
+            # exactly one reference; every other row either paired with it or without variation
+            assert sum(line.endswith("| best native |") for line in mine) == 1
+            assert sum(" pts vs native " in line for line in mine) == len(mine) - 1
+
+
 def test_schedule_sweep_idealised_booster_is_lightgbm_and_runs(tmp_path):
     """The sweep's idealised booster (each item its own leaf, -G/H steps) follows LightGBM on
     global-optimum instances (same item order and metric, scores within 5%: what the sweep's
@@ -120,3 +147,20 @@ def test_schedule_sweep_idealised_booster_is_lightgbm_and_runs(tmp_path):
                                        "--max-configurations", "2", "--out", str(tmp_path)])
     assert len(rows) == 2 and 0.0 <= union <= 1.0
     assert "Union over all configurations" in (tmp_path / "schedule_sweep.md").read_text()
+
+
+def test_sr_levers_study_runs_and_pairs_each_variant(tmp_path):
+    from benchmarks import sr_levers
+
+    args = ["--datasets", "mq2008", "--folds", "1", "--seeds", "0", "--targets", "NDCG@5",
+            "--variants", "SR-R1soft (defaults)", "hessian=abs_gradient", "--max-trees", "4",
+            "--out", str(tmp_path)]
+    rows = sr_levers.main(args)
+    assert [r["method"] for r in rows] == ["native LambdaMART", "SR-R1soft (defaults)",
+                                           "hessian=abs_gradient"]
+    assert all(r["booster"] == "lightgbm" and 1 <= r["n_trees"] <= 4 for r in rows)
+    md = (tmp_path / "levers.md").read_text()
+    line = next(x for x in md.splitlines() if "| hessian=abs_gradient |" in x)
+    assert line.count(" p = ") == 2     # paired with the defaults and with the native
+    assert len(sr_levers.main(args)) == 3   # resumes: nothing retrained
+    assert len((tmp_path / "levers.jsonl").read_text().splitlines()) == 3

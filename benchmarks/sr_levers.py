@@ -1,0 +1,175 @@
+"""StochasticRank's levers at depth 6 (issue 22, item 2): SR-R1soft variants against its
+defaults and the booster's native LambdaMART, on MQ2008, the LightGBM sample and the long-list
+generator.
+
+    python -m benchmarks.sr_levers [--datasets mq2008 lightgbm_lambdarank longlists]
+        [--boosters lightgbm] [--variants NAME ...] [--targets NDCG@5 MRR] [--folds F ...]
+        [--seeds S ...] [--depth 6] [--max-trees 500] [--out benchmarks/results/sr_levers]
+        [--threads 1]
+
+The protocol of :mod:`benchmarks.defaults` (no tuning: learning rate 0.1, depth 6, 64 leaves,
+the booster's L2 default, early stopping after 50 rounds on the validation target, test metrics
+x100 with worst ties on queries with a relevant document), LightGBM by default (the cheapest
+booster), on the folds and seeds of ``PLAN``. Each variant changes one setting of
+``StochasticRank(metric, top)`` at the package defaults (``VARIANTS``; ``learning_rate=0.5`` is
+a diagnostic: is a unit-hessian leaf too small a step?; ``nu=0.1`` lowers the floor of the
+relative noise scale, ``s_q = sigma sqrt(var_q + nu^2)``, which holds while the scores' spread is
+below ``nu``). The natives: LightGBM ``lambdarank``,
+XGBoost ``rank:ndcg``, CatBoost ``LambdaMart`` (as in :mod:`benchmarks.defaults`).
+
+Reported per data set and target: each variant's mean and 95% t-interval over the runs, its
+paired difference per test query (pooled over folds and seeds) against SR-R1soft at the
+defaults and against the native, with the 95% t-interval of the mean difference and the
+**two-sided** paired t-test's p (a lever may help or hurt). The rows (per-query values) are in
+``levers.jsonl``; a finished run is not retrained.
+"""
+
+from __future__ import annotations
+
+import argparse
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from ._data import load_split
+from ._jsonl import append_row, read_rows
+from ._study import writable_folder
+from ._trials import TrainConfig
+from .defaults import TARGETS, run_one
+
+NATIVE = "native LambdaMART"
+DEFAULT = "SR-R1soft (defaults)"
+#: variant -> settings over StochasticRank's defaults (sigma 0.3 annealed to 0.1, half-life 100)
+VARIANTS = {DEFAULT: {},
+            # min_hessian 1e-3: LightGBM's default minimum leaf hessian, for XGBoost too (its
+            # min_child_weight 1 would need 300+ documents a leaf on long lists, h ~ 0.003)
+            "hessian=abs_gradient": {"hessian": "abs_gradient", "min_hessian": 1e-3},
+            "sigma=0.1": {"sigma": 0.1},      # constant: sigma_min is 0.1
+            "sigma=1": {"sigma": 1.0},        # annealed 1 -> 0.1
+            "n_samples=4": {"n_samples": 4},
+            "nu=0.1": {"nu": 0.1},            # the spread floor (unit hessian)
+            "learning_rate=0.5": {"learning_rate": 0.5}}
+#: data set -> folds and seeds of the study (kept small: a 2-core machine shared by three)
+PLAN = {"mq2008": ([1, 2, 3, 4, 5], [0, 1, 2]), "lightgbm_lambdarank": ([1], [0, 1, 2]),
+        "longlists": ([1, 2], [0])}
+
+
+def run_variant(dataset, booster, variant, target, fold, seed, split, cfg, depth=6):
+    """One run's row: the native (``variant == NATIVE``) or an SR-R1soft variant."""
+    if variant == NATIVE:
+        row = run_one(booster, NATIVE, target, fold, seed, split, cfg, depth)
+    else:
+        row = run_one(booster, "SR-R1soft", target, fold, seed, split, cfg, depth,
+                      overrides=VARIANTS[variant])
+    return dict(row, dataset=dataset, method=variant, max_trees=cfg.max_trees, depth=depth)
+
+
+def _label(row):
+    """The data set column: its name, and the tree depth when it is not 6."""
+    depth = row.get("depth", 6)
+    return row["dataset"] + ("" if depth == 6 else f" (depth {depth})")
+
+
+def paired(rows, a, b):
+    """``(mean difference x100, 95% half-width x100, two-sided p, queries)`` of the per-query
+    values of method ``a`` minus ``b`` over the (fold, seed) runs both have, or ``None``."""
+    ra = {(r["fold"], r["seed"]): r for r in rows if r["method"] == a}
+    rb = {(r["fold"], r["seed"]): r for r in rows if r["method"] == b}
+    common = sorted(set(ra) & set(rb))
+    if not common or a == b:
+        return None
+    d = np.concatenate([np.subtract(ra[k]["per_query"], rb[k]["per_query"]) for k in common])
+    if not d.std() > 0:
+        return 0.0, 0.0, 1.0, d.size
+    half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+    p = stats.ttest_1samp(d, 0.0).pvalue
+    return float(d.mean()) * 100, float(half) * 100, float(p), int(d.size)
+
+
+def _cell(result):
+    if result is None:
+        return ""
+    diff, half, p, n = result
+    mark = "" if p < 0.05 else " (n.s.)"
+    return f"{diff:+.2f} ± {half:.2f}, p = {p:.3f}{mark}"
+
+
+def summarise(rows):
+    """The markdown table of every (data set, target) in ``rows``."""
+    lines = ["| data set | booster | target | method | runs | test mean ± 95% CI | trees | vs "
+             "SR-R1soft defaults (pts ± 95% CI, two-sided p) | vs the native |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    groups = dict.fromkeys((_label(r), r["booster"], r["target"]) for r in rows)
+    for dataset, booster, target in sorted(groups, key=lambda g: (g[0], g[1], TARGETS.index(g[2]))):
+        mine = [r for r in rows if (_label(r), r["booster"], r["target"]) ==
+                (dataset, booster, target)]
+        for method in [NATIVE, *VARIANTS]:
+            runs = [r for r in mine if r["method"] == method]
+            if not runs:
+                continue
+            means = np.array([r["mean"] for r in runs]) * 100
+            half = (stats.t.ppf(0.975, len(means) - 1) * means.std(ddof=1) /
+                    np.sqrt(len(means))) if len(means) > 1 else float("nan")
+            trees = np.mean([r["n_trees"] for r in runs])
+            lines.append(f"| {dataset} | {booster} | {target} | {method} | {len(runs)} | "
+                         f"{means.mean():.2f} ± {half:.2f} | {trees:.0f} | "
+                         f"{_cell(paired(mine, method, DEFAULT))} | "
+                         f"{_cell(paired(mine, method, NATIVE))} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=list(PLAN), choices=list(PLAN))
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS),
+                    choices=list(VARIANTS) + [NATIVE])
+    ap.add_argument("--boosters", nargs="+", default=["lightgbm"],
+                    choices=["lightgbm", "xgboost", "catboost"])
+    ap.add_argument("--targets", nargs="+", default=list(TARGETS), choices=list(TARGETS))
+    ap.add_argument("--folds", type=int, nargs="+", default=None, help="default: PLAN's")
+    ap.add_argument("--seeds", type=int, nargs="+", default=None, help="default: PLAN's")
+    ap.add_argument("--depth", type=int, default=6)
+    ap.add_argument("--max-trees", type=int, default=500)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/results/sr_levers"))
+    args = ap.parse_args(argv)
+    writable_folder(args.out)
+    cache = args.out / "levers.jsonl"
+    rows = read_rows(cache)
+    cfg = TrainConfig(max_trees=args.max_trees, patience=50, threads=args.threads)
+    done = {(r["dataset"], r["booster"], r["method"], r["target"], r["fold"], r["seed"],
+             r["max_trees"], r.get("depth", 6)) for r in rows}
+    methods = [NATIVE] + [v for v in args.variants if v != NATIVE]
+    for dataset in args.datasets:
+        folds, seeds = PLAN[dataset]
+        for fold in args.folds or folds:
+            split = load_split(dataset, fold)
+            for seed in args.seeds or seeds:
+                for booster, target, method in product(args.boosters, args.targets, methods):
+                    if (dataset, booster, method, target, fold, seed, cfg.max_trees,
+                            args.depth) in done:
+                        continue
+                    row = run_variant(dataset, booster, method, target, fold, seed, split, cfg,
+                                      args.depth)
+                    append_row(cache, row)
+                    rows.append(row)
+                    print(f"{dataset} {booster} fold {fold} seed {seed} {target:6s} {method:22s} "
+                          f"{row['mean']:.4f} ({row['n_trees']} trees, {row['wall_s']} s)",
+                          flush=True)
+    table = summarise(rows)
+    header = ("# StochasticRank's levers\n\nCommand: `python -m "
+              "benchmarks.sr_levers` (see its docstring for the protocol); folds and seeds "
+              f"per data set {PLAN}; depth 6 unless the data set column says otherwise; at most "
+              f"{args.max_trees} trees. Test metrics x100, worst "
+              "ties, queries without a relevant document skipped. Differences: mean paired "
+              "per-query difference ± the 95% t half-width, two-sided paired t-test; n.s. = "
+              "p >= 0.05.\n\n")
+    (args.out / "levers.md").write_text(header + table + "\n")
+    print(table)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
