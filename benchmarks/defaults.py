@@ -208,6 +208,9 @@ def main(argv=None):
                    f"{row['method']:18s} seed {row['seed']} {row['mean']:.4f} "
                    f"({row['n_trees']} trees, {row['wall_s']} s)")
     rows += [finished[task] for task in tasks]  # task order, wherever the runs finished
+    # the table is this command's folds and seeds only: rows of other seeds left in the JSONL by
+    # an earlier command would make the means and the paired tests cover different runs
+    rows = [r for r in rows if r["fold"] in args.folds and r["seed"] in args.seeds]
     table = summarise(rows, args.boosters)
     data_option = f"--data {args.data}" if args.data else f"--dataset {args.dataset}"
     header = (f"# {args.dataset} at the package defaults\n\nCommand: `python -m "
