@@ -105,14 +105,101 @@ def top_order(z, m):
     return heap
 
 
+class SortWorkspace(NamedTuple):
+    """Scratch arrays of :func:`bucket_order` for lists of up to ``len(keys)`` documents."""
+
+    order: np.ndarray  # int64, n: the order written
+    keys: np.ndarray  # float64, n: the values in that order
+    bucket: np.ndarray  # int64, n: each document's bucket
+    counts: np.ndarray  # int64, n + 1: bucket sizes, then starts
+
+
 @njit(cache=True)
-def noisy_order(s, noise, noise_power, stream, length, buf):
+def sort_workspace(n):
+    """A :class:`SortWorkspace` for lists of up to ``n`` documents."""
+    return SortWorkspace(np.empty(n, dtype=np.int64), np.empty(n), np.empty(n, dtype=np.int64),
+                         np.empty(n + 1, dtype=np.int64))
+
+
+#: the largest bucket :func:`bucket_order` insertion-sorts; a larger one means clustered values
+#: (e.g. an outlier score), which go to the merge sort instead
+MAX_BUCKET = 64
+
+
+@njit(cache=True)
+def bucket_order(z, work):
+    """The stable descending order of ``z`` (ties in input order) into ``work.order[:n]``, by a
+    bucket sort; returns False (``work`` then undefined) when it does not apply: a span of the
+    values that is not finite or too small to scale, or a bucket of more than
+    ``MAX_BUCKET`` values.
+
+    ``n`` buckets of equal width between the largest and the smallest value, bucket ``floor((max
+    - z) n / span)``: monotone in ``z`` (IEEE subtraction and multiplication by a positive
+    constant are monotone), so a larger value never lands in a later bucket and equal values
+    share one. A counting sort keeps the input order within each bucket, and an insertion sort
+    that moves a value only past strictly smaller ones sorts the buckets: the result is the
+    unique stable order, the same as a stable sort's, in ``O(n)`` expected steps for smooth
+    values (noisy scores) instead of ``O(n log n)``.
+    """
+    n = z.shape[0]
+    order, keys, bucket, counts = work
+    hi = z[0]
+    lo = z[0]
+    for i in range(n):
+        hi = max(hi, z[i])
+        lo = min(lo, z[i])
+    span = hi - lo
+    if span == 0.0:  # all equal (or one document): the input order
+        for i in range(n):
+            order[i] = i
+        return True
+    if not span < np.inf:
+        return False
+    scale = n / span
+    if not scale < np.inf:  # a subnormal span
+        return False
+    counts[: n + 1] = 0
+    for i in range(n):
+        b = min(np.int64((hi - z[i]) * scale), n - 1)
+        bucket[i] = b
+        counts[b + 1] += 1
+    biggest = 0
+    for b in range(n):
+        biggest = max(biggest, counts[b + 1])
+        counts[b + 1] += counts[b]
+    if biggest > MAX_BUCKET:
+        return False
+    for i in range(n):  # counting sort: stable within a bucket
+        b = bucket[i]
+        p = counts[b]
+        counts[b] = p + 1
+        keys[p] = z[i]
+        order[p] = i
+    for i in range(1, n):  # insertion sort: values move past strictly smaller ones only
+        k = keys[i]
+        if keys[i - 1] < k:
+            doc = order[i]
+            j = i - 1
+            while j >= 0 and keys[j] < k:
+                keys[j + 1] = keys[j]
+                order[j + 1] = order[j]
+                j -= 1
+            keys[j + 1] = k
+            order[j + 1] = doc
+    return True
+
+
+@njit(cache=True)
+def noisy_order(s, noise, noise_power, stream, length, buf, work):
     """The first ``length`` positions (documents) of ``z = s + e`` sorted descending (stable:
-    ties keep input order): a full sort, or :func:`top_order` when ``3 length <= len(s)``.
+    ties keep input order): :func:`top_order` when ``3 length <= len(s)``, else the full order
+    by :func:`bucket_order` (a view of ``work.order``) or, where that does not apply, a stable
+    merge sort.
 
     ``e`` is permutation ``k`` of query ``q`` (``stream = (seed, iteration, q, k)``): standard
     logistic (``NOISE_LOGISTIC``, salted apart from the Gaussian streams), ``N(0,
-    noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``.
+    noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``;
+    ``work``: a :func:`sort_workspace` of at least ``len(s)``.
     """
     seed, iteration, q, k = stream
     n = s.shape[0]
@@ -128,6 +215,8 @@ def noisy_order(s, noise, noise_power, stream, length, buf):
         buf[:] = s
     if 3 * length <= n:
         return top_order(buf, length)
+    if bucket_order(buf, work):
+        return work.order[:n]
     for i in range(n):
         buf[i] = -buf[i]
     return np.argsort(buf, kind="mergesort")  # ascending -z: descending z, ties in input order
@@ -316,6 +405,7 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     losers = np.empty(size, dtype=np.int64)
     weights = np.empty(size)
     buf = np.empty(n)
+    work = sort_workspace(n)
     e = np.empty(n)
     exp_scores(s, e)
     length = needed_positions(n, settings)
@@ -324,7 +414,7 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     total = 0.0
     for k in range(rounds):
         order = noisy_order(s, settings.noise, settings.noise_power,
-                            (settings.seed, iteration, q, k), length, buf)
+                            (settings.seed, iteration, q, k), length, buf, work)
         count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
                                   winners, losers, weights)
         total += add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess,
