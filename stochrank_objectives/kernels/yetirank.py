@@ -393,6 +393,44 @@ def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with
     return total
 
 
+@njit(cache=True)
+def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
+    """:func:`classic_pairs` and :func:`add_pair_derivatives` of one order in one pass, with
+    the same floating-point operations in the same order (bit-identical), without storing the
+    pairs and without a branch on the labels: the neighbours ``x, y`` are updated at their own
+    addresses with the winner's sign chosen by value (``g - t`` is ``g + (-t)`` exactly), and a
+    pair of equal labels gets the weight 0, whose terms ``-/+ 0 rho`` and ``0 rho (1 - rho)``
+    leave ``grad`` and ``hess`` unchanged (they start at +0 and never hold -0). Returns the
+    loss term when ``with_loss`` (else 0)."""
+    total = 0.0
+    factor = CLASSIC_SCALE
+    for p in range(order.shape[0] - 1):
+        x = order[p]
+        y = order[p + 1]
+        lx = labels[x]
+        ly = labels[y]
+        w = factor * abs(lx - ly)
+        first = lx > ly  # x is the winner (when the labels differ)
+        ex = e[x]
+        ey = e[y]
+        denominator = ex + ey
+        if denominator > 1e-300:
+            rho = (ey if first else ex) / denominator
+        else:  # both scores far below the query's best: exp underflows
+            rho = sigmoid(s[y] - s[x] if first else s[x] - s[y])
+        t = w * rho
+        tx = -t if first else t  # the winner's gradient term is -t, the loser's +t
+        grad[x] += tx
+        grad[y] += -tx
+        h = w * rho * (1.0 - rho)
+        hess[x] += h
+        hess[y] += h
+        if with_loss and lx != ly:
+            total += w * softplus(s[y] - s[x] if first else s[x] - s[y])
+        factor *= decay
+    return total
+
+
 @njit(cache=True, inline="always")
 def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, with_loss, grad,
                     hess):
@@ -400,7 +438,7 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     ``stream``: ``(iteration, query)``, the key of the query's noise with ``settings.seed``."""
     iteration, q = stream
     n = s.shape[0]
-    size = max_pairs(n, settings)
+    size = 0 if settings.mode == MODE_CLASSIC else max_pairs(n, settings)
     winners = np.empty(size, dtype=np.int64)
     losers = np.empty(size, dtype=np.int64)
     weights = np.empty(size)
@@ -415,6 +453,10 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     for k in range(rounds):
         order = noisy_order(s, settings.noise, settings.noise_power,
                             (settings.seed, iteration, q, k), length, buf, work)
+        if settings.mode == MODE_CLASSIC:
+            total += classic_derivatives(order, labels, s, e, settings.decay, grad, hess,
+                                         with_loss)
+            continue
         count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
                                   winners, losers, weights)
         total += add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess,
