@@ -1,7 +1,8 @@
-"""Seconds per boosting iteration: StochasticRank through each adapter vs the booster's own rankers.
+"""Seconds per boosting iteration: StochasticRank (or YetiRank) through each adapter vs the booster's own rankers.
 
     python -m benchmarks.training_speed [--docs 120000] [--iterations 30] [--rounds 3]
                                         [--threads 1 2] [--metric NDCG] [--top 10]
+                                        [--objective stochasticrank|yetirank|yetiloss]
                                         [--omp-wait-policy passive] [--out benchmarks/results]
 
 Data: generated MSLR-shaped queries (query sizes log-normal with mean ~120, as in
@@ -26,6 +27,12 @@ evaluation during training (no eval sets; LightGBM ``metric="None"``, XGBoost
 
 SR is ``StochasticRank(metric="NDCG", top=10)`` (CCS estimator, one sample, constant hessian);
 ``--metric MRR`` or ``--top 0`` (full-list NDCG) time other configurations.
+
+``--objective yetirank`` runs :class:`YetiRank` (Classic, its defaults: 10 permutations) in
+place of SR, ``--objective yetiloss`` ``YetiRank(mode="NDCG", top=--top)``; CatBoost's native
+counterpart (``YetiRank``, ``YetiRank:mode=NDCG;top=10``) replaces its native StochasticRank,
+the target is YetiRank's (<= 1.2x the booster's native LambdaMART per tree), and the output
+goes to ``training_speed_yetirank.*`` / ``training_speed_yetiloss.*``.
 
 Timing: each run records a timestamp in the library's own per-iteration callback; the
 per-iteration times are the differences, the first ``--warmup`` are dropped (numba is compiled
@@ -63,12 +70,14 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from stochrank_objectives import StochasticRank, query_offsets_from_sizes
+from stochrank_objectives import StochasticRank, YetiRank, query_offsets_from_sizes
 
 from .kernel_speed import LABEL_PROBS
 
 TARGET_VS_LAMBDAMART = 1.3
 TARGET_LGB_VS_CATBOOST_SR = 0.5
+TARGET_YETI_VS_LAMBDAMART = 1.2
+OBJECTIVES = ("stochasticrank", "yetirank", "yetiloss")
 
 
 # -- data --------------------------------------------------------------------------------------
@@ -152,7 +161,35 @@ class _CatBoostStamp:
 
 # -- runners: each returns (Stamps, TimedObjective | None) -------------------------------------
 def sr_objective(args):
+    """The objective of the "+ SR" rows: ``--objective``'s."""
+    if args.objective == "yetirank":
+        return YetiRank(seed=0)
+    if args.objective == "yetiloss":
+        return YetiRank(mode="NDCG", top=args.top or None, seed=0)
     return StochasticRank(metric=args.metric, top=args.top or None, n_samples=1, seed=0)
+
+
+def short_name(args) -> str:
+    """The objective's name in row labels and ratio lines."""
+    return {"stochasticrank": "SR", "yetirank": "YetiRank",
+            "yetiloss": f"YetiLoss NDCG@{args.top}" if args.top else "YetiLoss NDCG"}[
+        args.objective]
+
+
+def describe_objective(args) -> str:
+    """The header line naming the objective run in the "+ SR" rows."""
+    if args.objective == "stochasticrank":
+        sr = sr_objective(args)
+        return (f"SR = StochasticRank(metric={args.metric!r}, top={args.top or None}): package "
+                f"defaults (CCS, 1 sample, {sr.smoothing} smoothing, sigma {sr.sigma} annealed "
+                f"to {sr.sigma_min} with half-life {sr.anneal_half_life:g}, mu={sr.mu}, "
+                f"nu={sr.nu}, constant hessian)")
+    if args.objective == "yetirank":
+        return ("YetiRank = YetiRank() (Classic: 10 noisy permutations per query and call, "
+                "adjacent pairs weighted 0.15 decay^(k-1) |r_a - r_b|, decay 0.85, logistic "
+                "noise, seed 0)")
+    return (f"{short_name(args)} = YetiRank(mode='NDCG', top={args.top or None}) (10 noisy "
+            f"permutations per query and call, num_neighbors=1, logistic noise, seed 0)")
 
 
 def lightgbm_run(kind, data, threads, args):
@@ -243,6 +280,8 @@ def catboost_run(kind, data, threads, args):
         ranker.fit(X, y, qid=qid)
         return stamps, timed
     loss = CATBOOST_NATIVE[kind]
+    if kind == "yetirank" and args.objective == "yetiloss":  # the native YetiLoss counterpart
+        loss = "YetiRank:mode=NDCG" + (f";top={args.top}" if args.top else "")
     if args.metric != "NDCG" or args.top != 10:  # keep native SR on the same metric as ours
         if kind == "native_sr":
             loss = f"StochasticRank:metric={args.metric}" + (f";top={args.top}" if args.top else "")
@@ -265,6 +304,25 @@ VARIANTS = [
     ("CatBoost", "cb_yetirank", "YetiRank", catboost_run, "yetirank"),
     ("CatBoost", "cb_floor", "RMSE (floor)", catboost_run, "floor"),
 ]
+
+
+def variants(args):
+    """:data:`VARIANTS` for ``--objective``: the "+ SR" rows named after it; with YetiRank,
+    CatBoost's native YetiRank (or YetiLoss) in place of its native StochasticRank."""
+    if args.objective == "stochasticrank":
+        return VARIANTS
+    name = short_name(args)
+    native = "YetiRank" if args.objective == "yetirank" else name
+    out = []
+    for booster, key, label, runner, kind in VARIANTS:
+        if kind == "native_sr":
+            continue
+        if kind == "sr":
+            label = label.replace("SR", name)
+        elif kind == "yetirank":
+            label = f"native {native}"
+        out.append((booster, key, label, runner, kind))
+    return out
 
 
 def warm_up(data, threads, args):
@@ -298,6 +356,8 @@ def busy_cpu_seconds() -> float | None:
 
 def run_threads(data, threads, args, emit):
     numba.set_num_threads(threads)
+    VARIANTS = variants(args)  # noqa: N806 - the variants of --objective
+    name = short_name(args)
     warm_up(data, threads, args)
     emit(f"[{threads} thread{'s' if threads > 1 else ''}]  load average (1/5/15 min) at start: "
          f"{loadavg()}")
@@ -330,12 +390,13 @@ def run_threads(data, threads, args, emit):
     ms = {k: float(np.median(np.concatenate(v))) * 1e3 for k, v in times.items()}
     obj_ms = {k: float(np.median(np.concatenate(v))) * 1e3 for k, v in obj_times.items() if v}
 
-    emit(f"  {'booster':<9} {'variant':<28} {'ms/iter':>8}  {'in grad_hess':>12}  "
+    width = max(28, max(len(v[2]) for v in VARIANTS))
+    emit(f"  {'booster':<9} {'variant':<{width}} {'ms/iter':>8}  {'in grad_hess':>12}  "
          f"{'rest':>7}  per-round medians (ms)")
     for booster, key, label, *_ in VARIANTS:
         o = obj_ms.get(key)
         extra = (f"{o:10.1f}  {ms[key] - o:7.1f}" if o is not None else f"{'':10}  {'':7}")
-        emit(f"  {booster:<9} {label:<28} {ms[key]:8.1f}  {extra}    "
+        emit(f"  {booster:<9} {label:<{width}} {ms[key]:8.1f}  {extra}    "
              + " / ".join(f"{r:.1f}" for r in round_ms[key]))
     emit("")
 
@@ -358,16 +419,27 @@ def run_threads(data, threads, args, emit):
                             denominator=b, ratio=ratio, per_round=per_round, target=target,
                             met=met))
 
-    ratio_line("LightGBM + SR", "lgb_sr", "lgb_native", "lambdarank", TARGET_VS_LAMBDAMART)
-    ratio_line("XGBoost + SR", "xgb_sr", "xgb_native", "rank:ndcg", TARGET_VS_LAMBDAMART)
-    ratio_line("CatBoost + SR", "cb_sr", "cb_lambdamart", "CatBoost LambdaMart",
-               TARGET_VS_LAMBDAMART)
-    ratio_line("CatBoost + SR", "cb_sr", "cb_native_sr", "CatBoost native SR")
-    ratio_line("LightGBM + SR", "lgb_sr", "cb_native_sr", "CatBoost native SR",
-               TARGET_LGB_VS_CATBOOST_SR)
-    ratio_line("XGBoost + SR", "xgb_sr", "cb_native_sr", "CatBoost native SR")
-    ratio_line("CatBoost native SR", "cb_native_sr", "cb_yetirank", "CatBoost YetiRank")
-    emit("  objective's share of SR iterations: "
+    if args.objective == "stochasticrank":
+        ratio_line("LightGBM + SR", "lgb_sr", "lgb_native", "lambdarank", TARGET_VS_LAMBDAMART)
+        ratio_line("XGBoost + SR", "xgb_sr", "xgb_native", "rank:ndcg", TARGET_VS_LAMBDAMART)
+        ratio_line("CatBoost + SR", "cb_sr", "cb_lambdamart", "CatBoost LambdaMart",
+                   TARGET_VS_LAMBDAMART)
+        ratio_line("CatBoost + SR", "cb_sr", "cb_native_sr", "CatBoost native SR")
+        ratio_line("LightGBM + SR", "lgb_sr", "cb_native_sr", "CatBoost native SR",
+                   TARGET_LGB_VS_CATBOOST_SR)
+        ratio_line("XGBoost + SR", "xgb_sr", "cb_native_sr", "CatBoost native SR")
+        ratio_line("CatBoost native SR", "cb_native_sr", "cb_yetirank", "CatBoost YetiRank")
+    else:
+        for booster, key, native_key, versus in (
+                ("LightGBM", "lgb_sr", "lgb_native", "lambdarank"),
+                ("XGBoost", "xgb_sr", "xgb_native", "rank:ndcg"),
+                ("CatBoost", "cb_sr", "cb_lambdamart", "CatBoost LambdaMart")):
+            ratio_line(f"{booster} + {name}", key, native_key, versus, TARGET_YETI_VS_LAMBDAMART)
+        native = "CatBoost native YetiRank" + ("" if args.objective == "yetirank" else
+                                               " (YetiLoss NDCG)")
+        ratio_line(f"CatBoost + {name}", "cb_sr", "cb_yetirank", native)
+        ratio_line(native, "cb_yetirank", "cb_lambdamart", "CatBoost LambdaMart")
+    emit(f"  objective's share of {name} iterations: "
          + ", ".join(f"{b} {obj_ms[k] / ms[k]:.0%}" for b, k in
                      (("LightGBM", "lgb_sr"), ("XGBoost", "xgb_sr"), ("CatBoost", "cb_sr"))))
     emit(f"  section wall time {wall:.0f} s; this process used {cpu_used / wall:.2f} cores on "
@@ -396,6 +468,9 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--metric", default="NDCG", help="SR metric (NDCG, MRR, ...)")
     parser.add_argument("--top", type=int, default=10, help="SR truncation; 0 = full list")
+    parser.add_argument("--objective", choices=OBJECTIVES, default="stochasticrank",
+                        help="the objective of the '+ SR' rows: StochasticRank (default), "
+                             "YetiRank Classic, or YetiLoss (YetiRank mode='NDCG', top=--top)")
     parser.add_argument("--omp-wait-policy", choices=["passive", "active", "default"],
                         default="passive",
                         help="OMP_WAIT_POLICY for LightGBM, XGBoost and numba's omp layer "
@@ -416,7 +491,9 @@ def main(argv=None):
     data = make_data(args.docs, args.features)
     X, y, sizes, _, _ = data
     mix = "/".join(f"{np.mean(y == g):.0%}" for g in range(5))
-    sr_desc = f"StochasticRank(metric={args.metric!r}, top={args.top or None})"
+    sr_desc = (f"StochasticRank(metric={args.metric!r}, top={args.top or None})"
+               if args.objective == "stochasticrank" else repr(sr_objective(args)))
+    suffix = "" if args.objective == "stochasticrank" else f"_{args.objective}"
     lines = []
 
     def emit(line=""):
@@ -426,10 +503,7 @@ def main(argv=None):
     emit(f"training_speed: {y.size:,} documents, {sizes.size:,} queries (mean size "
          f"{sizes.mean():.1f}, max {sizes.max()}), {X.shape[1]} float32 Gaussian features, "
          f"labels 0-4 ({mix}) from a noisy linear score")
-    sr = sr_objective(args)
-    emit(f"SR = {sr_desc}: package defaults (CCS, 1 sample, {sr.smoothing} smoothing, sigma "
-         f"{sr.sigma} annealed to {sr.sigma_min} with half-life {sr.anneal_half_life:g}, "
-         f"mu={sr.mu}, nu={sr.nu}, constant hessian)")
+    emit(describe_objective(args))
     emit(f"trees: depth 6 everywhere (LightGBM num_leaves=63 max_depth=6; XGBoost hist "
          f"max_depth=6 max_bin=256; CatBoost depth=6 Plain, no bootstrap), learning rate 0.1, "
          f"no metric evaluation; {args.iterations} iterations per run, first {args.warmup} "
@@ -437,7 +511,7 @@ def main(argv=None):
     emit(f"lightgbm {lightgbm.__version__}, xgboost {xgboost.__version__}, catboost "
          f"{catboost.__version__}, numba {numba.__version__} ({numba.config.THREADING_LAYER} "
          f"layer); {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; "
-         f"SR kernels use numba.set_num_threads(threads); OMP_WAIT_POLICY="
+         f"{short_name(args)} kernels use numba.set_num_threads(threads); OMP_WAIT_POLICY="
          f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
     emit("'in grad_hess' = time inside the objective per iteration; 'rest' = the booster's "
          "tree building + adapter interop (compare with the floor row); ms/iter = median over "
@@ -454,11 +528,12 @@ def main(argv=None):
         ratios += res
         loads.append(load)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "training_speed.txt").write_text("\n".join(lines).rstrip() + "\n")
-    (args.out / "training_speed.json").write_text(json.dumps(
+    (args.out / f"training_speed{suffix}.txt").write_text("\n".join(lines).rstrip() + "\n")
+    (args.out / f"training_speed{suffix}.json").write_text(json.dumps(
         dict(docs=int(y.size), queries=int(sizes.size), features=int(X.shape[1]),
              iterations=args.iterations, warmup=args.warmup, rounds=args.rounds,
-             omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"), sr=sr_desc, table=tables,
+             omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"), objective=args.objective,
+             sr=sr_desc, table=tables,
              ratios=ratios, load=loads), indent=1) + "\n")
 
 

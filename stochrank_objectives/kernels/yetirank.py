@@ -25,6 +25,8 @@ from numba import njit, prange, uint64
 
 from ._common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
 from .rng import LOGISTIC_SALT, fill_standard_logistic, fill_standard_normal, stream_key
+from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order, sort_workspace,  # noqa: F401
+                           top_order)
 
 MODE_CLASSIC = 0
 MODE_DCG = 1
@@ -61,58 +63,17 @@ class YetiSettings(NamedTuple):
     seed: int
 
 
-@njit(cache=True, inline="always")
-def _worse(z, i, j):
-    """Whether document ``i`` ranks below ``j``: a smaller ``z``, or an equal one later in the
-    input (the stable order)."""
-    return z[i] < z[j] or (z[i] == z[j] and i > j)
-
-
 @njit(cache=True)
-def _sift_down(z, heap, pos, size):
-    """Restore the heap ``heap[:size]`` (the worst document at the root) below ``pos``."""
-    doc = heap[pos]
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            break
-        if child + 1 < size and _worse(z, heap[child + 1], heap[child]):
-            child += 1
-        if _worse(z, heap[child], doc):
-            heap[pos] = heap[child]
-            pos = child
-        else:
-            break
-    heap[pos] = doc
-
-
-@njit(cache=True)
-def top_order(z, m):
-    """The first ``m`` positions of the stable descending order of ``z`` (ties in input order),
-    in ``O(n + m log m)`` for a random order: a heap of the ``m`` best so far, then heap sort."""
-    heap = np.arange(m)
-    for pos in range(m // 2 - 1, -1, -1):
-        _sift_down(z, heap, pos, m)
-    for i in range(m, z.shape[0]):
-        if z[i] > z[heap[0]]:  # i comes after every kept document: a tie ranks it below
-            heap[0] = i
-            _sift_down(z, heap, 0, m)
-    for end in range(m - 1, 0, -1):
-        doc = heap[end]
-        heap[end] = heap[0]
-        heap[0] = doc
-        _sift_down(z, heap, 0, end)
-    return heap
-
-
-@njit(cache=True)
-def noisy_order(s, noise, noise_power, stream, length, buf):
+def noisy_order(s, noise, noise_power, stream, length, buf, work):
     """The first ``length`` positions (documents) of ``z = s + e`` sorted descending (stable:
-    ties keep input order): a full sort, or :func:`top_order` when ``3 length <= len(s)``.
+    ties keep input order): :func:`top_order` when ``3 length <= len(s)``, else the full order
+    by :func:`bucket_order` (a view of ``work.order``) or, where that does not apply, a stable
+    merge sort.
 
     ``e`` is permutation ``k`` of query ``q`` (``stream = (seed, iteration, q, k)``): standard
     logistic (``NOISE_LOGISTIC``, salted apart from the Gaussian streams), ``N(0,
-    noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``.
+    noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``;
+    ``work``: a :func:`sort_workspace` of at least ``len(s)``.
     """
     seed, iteration, q, k = stream
     n = s.shape[0]
@@ -128,6 +89,8 @@ def noisy_order(s, noise, noise_power, stream, length, buf):
         buf[:] = s
     if 3 * length <= n:
         return top_order(buf, length)
+    if bucket_order(buf, work):
+        return work.order[:n]
     for i in range(n):
         buf[i] = -buf[i]
     return np.argsort(buf, kind="mergesort")  # ascending -z: descending z, ties in input order
@@ -304,6 +267,44 @@ def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with
     return total
 
 
+@njit(cache=True)
+def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
+    """:func:`classic_pairs` and :func:`add_pair_derivatives` of one order in one pass, with
+    the same floating-point operations in the same order (bit-identical), without storing the
+    pairs and without a branch on the labels: the neighbours ``x, y`` are updated at their own
+    addresses with the winner's sign chosen by value (``g - t`` is ``g + (-t)`` exactly), and a
+    pair of equal labels gets the weight 0, whose terms ``-/+ 0 rho`` and ``0 rho (1 - rho)``
+    leave ``grad`` and ``hess`` unchanged (they start at +0 and never hold -0). Returns the
+    loss term when ``with_loss`` (else 0)."""
+    total = 0.0
+    factor = CLASSIC_SCALE
+    for p in range(order.shape[0] - 1):
+        x = order[p]
+        y = order[p + 1]
+        lx = labels[x]
+        ly = labels[y]
+        w = factor * abs(lx - ly)
+        first = lx > ly  # x is the winner (when the labels differ)
+        ex = e[x]
+        ey = e[y]
+        denominator = ex + ey
+        if denominator > 1e-300:
+            rho = (ey if first else ex) / denominator
+        else:  # both scores far below the query's best: exp underflows
+            rho = sigmoid(s[y] - s[x] if first else s[x] - s[y])
+        t = w * rho
+        tx = -t if first else t  # the winner's gradient term is -t, the loser's +t
+        grad[x] += tx
+        grad[y] += -tx
+        h = w * rho * (1.0 - rho)
+        hess[x] += h
+        hess[y] += h
+        if with_loss and lx != ly:
+            total += w * softplus(s[y] - s[x] if first else s[x] - s[y])
+        factor *= decay
+    return total
+
+
 @njit(cache=True, inline="always")
 def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, with_loss, grad,
                     hess):
@@ -311,11 +312,12 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     ``stream``: ``(iteration, query)``, the key of the query's noise with ``settings.seed``."""
     iteration, q = stream
     n = s.shape[0]
-    size = max_pairs(n, settings)
+    size = 0 if settings.mode == MODE_CLASSIC else max_pairs(n, settings)
     winners = np.empty(size, dtype=np.int64)
     losers = np.empty(size, dtype=np.int64)
     weights = np.empty(size)
     buf = np.empty(n)
+    work = sort_workspace(n)
     e = np.empty(n)
     exp_scores(s, e)
     length = needed_positions(n, settings)
@@ -324,7 +326,11 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     total = 0.0
     for k in range(rounds):
         order = noisy_order(s, settings.noise, settings.noise_power,
-                            (settings.seed, iteration, q, k), length, buf)
+                            (settings.seed, iteration, q, k), length, buf, work)
+        if settings.mode == MODE_CLASSIC:
+            total += classic_derivatives(order, labels, s, e, settings.decay, grad, hess,
+                                         with_loss)
+            continue
         count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
                                   winners, losers, weights)
         total += add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess,

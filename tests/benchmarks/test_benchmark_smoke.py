@@ -164,3 +164,21 @@ def test_sr_levers_study_runs_and_pairs_each_variant(tmp_path):
     assert line.count(" p = ") == 2     # paired with the defaults and with the native
     assert len(sr_levers.main(args)) == 3   # resumes: nothing retrained
     assert len((tmp_path / "levers.jsonl").read_text().splitlines()) == 3
+
+
+def test_training_speed_runs_yetirank(tmp_path):
+    """``--objective yetirank``: the "+ SR" rows are YetiRank's, named so, in their own files."""
+    from benchmarks import training_speed
+
+    training_speed.main(["--objective", "yetirank", "--docs", "400", "--iterations", "7",
+                         "--warmup", "1", "--rounds", "1", "--threads", "1",
+                         "--out", str(tmp_path)])
+    txt = (tmp_path / "training_speed_yetirank.txt").read_text()
+    assert not (tmp_path / "training_speed.txt").exists()
+    assert "StochasticRank" not in txt and "+ SR" not in txt
+    assert "LightGBM + YetiRank:" in txt and "+ YetiRank (ours, pointer route)" in txt
+    data = json.loads((tmp_path / "training_speed_yetirank.json").read_text())
+    assert data["objective"] == "yetirank"
+    assert {r["target"] for r in data["ratios"]} >= {training_speed.TARGET_YETI_VS_LAMBDAMART}
+    ours = [r for r in data["table"] if r["key"] == "lgb_sr"]
+    assert ours and ours[0]["grad_hess_ms_per_iter"] > 0

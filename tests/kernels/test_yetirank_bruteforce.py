@@ -103,5 +103,42 @@ def test_top_order_is_the_prefix_of_the_stable_sort():
         m = int(rng.integers(1, n + 1))
         full = np.argsort(-z, kind="stable")
         np.testing.assert_array_equal(K.top_order(z.copy(), m), full[:m])
-        order = K.noisy_order(z, K.NOISE_NONE, 1.0, (0, 0, 0, 0), m, np.empty(n))
+        order = K.noisy_order(z, K.NOISE_NONE, 1.0, (0, 0, 0, 0), m, np.empty(n),
+                              K.sort_workspace(n))
         np.testing.assert_array_equal(order[:m], full[:m])
+
+
+def _bucket_cases(rng):
+    for trial in range(3000):
+        n = int(rng.integers(1, 300))
+        z = rng.normal(size=n) * rng.uniform(0.01, 5.0) + rng.logistic(size=n)
+        kind = trial % 7
+        if kind == 1:
+            z = np.round(z)  # heavy ties
+        elif kind == 2:
+            z = np.round(z * 4.0) / 4.0
+        elif kind == 3:
+            z[rng.integers(0, n)] = 1e6  # an outlier: one crowded bucket
+        elif kind == 4:
+            z = np.full(n, 1.5)
+            z[::3], z[1::3] = -0.0, 0.0  # signed zeros tie
+        elif kind == 5:
+            z = rng.integers(0, 3, n) * 1e-300
+        elif kind == 6:
+            z = rng.integers(-2, 3, n) * 5e-324  # subnormal span
+        yield z
+    for z in ([np.inf, 1.0, 2.0, np.inf], [-np.inf, np.inf, 0.0], [1e308, -1e308, 0.0],
+              [-1e308, 1e308], [2.0, 2.0, 2.0]):
+        yield np.array(z)
+
+
+def test_bucket_order_is_the_stable_sort_or_declines():
+    rng = np.random.default_rng(11)
+    for z in _bucket_cases(rng):
+        n = z.shape[0]
+        work = K.sort_workspace(n)
+        full = np.argsort(-z, kind="stable")
+        if K.bucket_order(z, work):
+            np.testing.assert_array_equal(work.order[:n], full)
+        order = K.noisy_order(z, K.NOISE_NONE, 1.0, (0, 0, 0, 0), n, np.empty(n), work)
+        np.testing.assert_array_equal(order, full)
