@@ -11,7 +11,10 @@
 * ``metrics`` -- metric values with tie policies;
 * ``pairwise`` -- pairwise lambdas: LambdaMART, LambdaLoss, the LightGBM/XGBoost emulations;
 * ``smooth_rank`` -- smooth-rank losses: ApproxNDCG, ListNet, SmoothNDCG;
-* ``rng`` -- the counter-based Gaussian and Gumbel noise streams;
+* ``yetirank`` -- YetiRank / YetiLoss: noisy orders, pair weights, pairwise-logistic derivatives;
+* ``stable_order`` -- the descending stable orders of YetiRank's noisy scores (a bucket sort,
+  merge sort as fallback);
+* ``rng`` -- the counter-based Gaussian, Gumbel and logistic noise streams;
 * ``_common`` -- shared helpers (stable orders, safe sigmoids, DCG discounts).
 """
 
