@@ -18,9 +18,9 @@ from _rankers import RANKERS, SHALLOW, fit_ranker
 import stochrank_objectives as sro
 
 N_TREES = 6
-N_TREES_SHARED = 30  # many objective calls per fit: the threads overlap in them
+N_TREES_SHARED = 20  # many objective calls per fit: the threads overlap in them
 N_WORKERS = 6
-N_FITS = 30  # as in the report
+N_FITS = 18  # 6 fits of each shared objective, 6 threads
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from _export_rows import mq2008_rows_with_nan
 
 import stochrank_objectives as so
 from stochrank_objectives.adapters._serving import lightgbm_model_text_as_ranker
-from stochrank_objectives.data import load_mq2008
 
 lgb = pytest.importorskip("lightgbm")
 xgb = pytest.importorskip("xgboost")
@@ -17,11 +17,7 @@ xgb = pytest.importorskip("xgboost")
 
 @pytest.fixture(scope="module")
 def data():
-    d = load_mq2008("train").subset_queries(40)
-    X = np.asarray(d.X, dtype=np.float32)
-    Xn = X.copy()
-    Xn[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
-    return X, Xn, d.y, d.qid, d.query_offsets
+    return mq2008_rows_with_nan(40, 0)
 
 
 SGLB = [None, so.SGLB(0.1, 0.5, 1e3, seed=0)]

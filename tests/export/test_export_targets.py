@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _export_rows import mq2008_rows_with_nan
 
 import stochrank_objectives as so
-from stochrank_objectives.data import load_mq2008
 from stochrank_objectives.export import (ExportError, ExportWarning, check_export, read_trees,
                                          to_elasticsearch, to_onnx, to_solr, to_vespa)
 
@@ -28,11 +28,7 @@ SENTINEL = -1e30  # Solr: the features' defaultValue, below every feature value
 
 @pytest.fixture(scope="module")
 def data():
-    d = load_mq2008("train").subset_queries(50)
-    X = np.asarray(d.X, dtype=np.float32)
-    Xn = X.copy()
-    Xn[np.random.default_rng(1).random(X.shape) < 0.1] = np.nan
-    return X, Xn, d.y, d.qid
+    return mq2008_rows_with_nan(50, 1)[:4]
 
 
 @pytest.fixture(scope="module")
