@@ -58,3 +58,18 @@ def test_click_arguments_are_checked(kwargs, match):
     with pytest.raises(ValueError, match=match):
         _ranker("lightgbm").fit(X, clicks, group=group, **kwargs)
     assert not hasattr(_ranker("lightgbm"), "booster_")
+
+
+def test_dask_ips_label_column_matches_ips_labels():
+    pytest.importorskip("dask.dataframe")
+    import dask.dataframe as dd
+    import pandas as pd
+    from stochrank_objectives.adapters.dask import ips_label_column
+
+    X, clicks, pos, theta, group = _click_data(n_queries=6)
+    df = dd.from_pandas(pd.DataFrame({"qid": np.repeat(np.arange(6), 10), "click": clicks,
+                                      "pos": pos}), npartitions=3, sort=False)
+    out = ips_label_column(df, "click", "pos", theta).compute()
+    np.testing.assert_allclose(out["ips_label"], C.ips_labels(clicks, pos, theta))
+    with pytest.raises(ValueError, match="needs propensity="):
+        ips_label_column(df, "click", "pos", None)
