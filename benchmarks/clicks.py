@@ -108,8 +108,9 @@ def click_log(dataset, fold, seed, eta, model, sessions, log_fraction, clip):
     for name in ("train", "valid"):
         part = log[name]
         theta_est = log["theta_est"]
-        part["ips_est"] = C.ips_labels(part["clicks"], part["pos"], theta_est, clip=clip)
-        part["ips_true"] = C.ips_labels(part["clicks"], part["pos"], part["theta"], clip=clip)
+        rate = part["clicks"] / sessions  # click-through rates: labels on one scale
+        part["ips_est"] = C.ips_labels(rate, part["pos"], theta_est, clip=clip)
+        part["ips_true"] = C.ips_labels(rate, part["pos"], part["theta"], clip=clip)
     log["logger"] = logger
     return log
 
