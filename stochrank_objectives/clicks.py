@@ -44,21 +44,55 @@ DEFAULT_CLIP = 0.01
 
 
 def power_law_propensities(n_positions: int, eta: float = 1.0) -> np.ndarray:
-    """Examination ``theta_k = (1 / (k + 1))^eta`` of the 0-based positions ``0..n-1``."""
+    """Examination ``theta_k = (1 / (k + 1))^eta`` of the 0-based positions ``0..n-1``.
+
+    Example::
+
+        power_law_propensities(3, eta=1.0)   # array([1.0, 0.5, 0.3333])
+
+    Args:
+      n_positions: the number of positions; eta: the severity (0 = no position bias).
+
+    Returns:
+      ``theta`` per position, float64.
+    """
     return (1.0 / np.arange(1, int(n_positions) + 1, dtype=np.float64)) ** float(eta)
 
 
 def click_probabilities(labels, grade_max: float, low: float = 0.1,
                         high: float = 1.0) -> np.ndarray:
     """Click probability given examination, rising from ``low`` (grade 0) to ``high`` (grade
-    ``grade_max``): ``low + (high - low) (2^y - 1) / (2^grade_max - 1)``."""
+    ``grade_max``): ``low + (high - low) (2^y - 1) / (2^grade_max - 1)``.
+
+    Example::
+
+        click_probabilities([0, 1, 2], grade_max=2)   # array([0.1, 0.4, 1.0])
+
+    Args:
+      labels: relevance grades; grade_max: the top grade; low, high: the probabilities of
+        grade 0 and of the top grade.
+
+    Returns:
+      the attractiveness ``gamma`` of each row, float64.
+    """
     y = np.asarray(labels, dtype=np.float64)
     return low + (high - low) * (2.0 ** y - 1.0) / (2.0 ** float(grade_max) - 1.0)
 
 
 def display_positions(scores, query_offsets) -> np.ndarray:
     """The 0-based position of each row when every query is shown by descending ``scores``
-    (ties by row order)."""
+    (ties by row order).
+
+    Example::
+
+        display_positions([0.2, 0.9, 0.5], [0, 3])   # array([2, 0, 1])
+
+    Args:
+      scores: the logging ranker's scores; query_offsets: query boundaries.
+
+    Returns:
+      int64 positions, 0 = the top of its query's list.
+    """
     scores = np.asarray(scores, dtype=np.float64)
     offs = np.asarray(query_offsets, dtype=np.int64)
     pos = np.empty(scores.shape[0], dtype=np.int64)
@@ -72,6 +106,12 @@ def display_positions(scores, query_offsets) -> np.ndarray:
 def simulate_clicks(attractiveness, positions, query_offsets, propensities, *,
                     n_sessions: int = 1, model: str = "pbm", seed: int = 0) -> np.ndarray:
     """Click counts over ``n_sessions`` sessions per query, one per row.
+
+    Example::
+
+        theta = power_law_propensities(10, eta=1.0)
+        clicks = simulate_clicks(click_probabilities(y, 2), positions, offsets, theta,
+                                 n_sessions=10, seed=0)
 
     Args:
       attractiveness: ``gamma_d``, click probability of each row when examined (e.g.
@@ -132,6 +172,10 @@ def _propensity_table(propensities, n_positions):
 def ips_labels(clicks, positions, propensities, *, clip: float = DEFAULT_CLIP) -> np.ndarray:
     """Inverse-propensity-weighted click labels ``c_d / max(theta_k(d), clip)``.
 
+    Example::
+
+        ips_labels([1, 0, 1], [0, 1, 2], [1.0, 0.5, 0.25], clip=0.0)   # array([1., 0., 4.])
+
     Args:
       clicks: per row, clicks (0/1), click counts over sessions, or click-through rates; >= 0.
       positions: per row, the 0-based display position the clicks were collected at.
@@ -171,6 +215,11 @@ def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
                           n_iter: int = 50, ridge: float = 1.0,
                           tol: float = 1e-6) -> np.ndarray:
     """Regression-EM (Wang et al., WSDM 2018): examination propensities from clicks alone.
+
+    Example::
+
+        theta = estimate_propensities(X, clicks, positions, n_sessions=10)
+        labels = ips_labels(clicks / 10, positions, theta)
 
     Model: ``P(C = 1) = theta_k * gamma(x)`` with ``gamma(x) = sigmoid(w . x)`` a logistic
     regression on the (standardised) features. E-step, for the non-clicks of a row:

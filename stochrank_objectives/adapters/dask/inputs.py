@@ -168,11 +168,25 @@ def ips_label_column(df, click: str, position: str, propensity, *, clip: float |
     by giving ``name`` as the label column of :func:`~.layout.query_layout`,
     :func:`lightgbm_inputs` and :func:`xgboost_dmatrix`, with a linear-gain objective.
 
+    Example::
+
+        df = ips_label_column(df, "click", "position", theta)
+        layout = query_layout(df, "qid", "ips_label")
+        X, y, group = lightgbm_inputs(df, "qid", "ips_label", layout=layout)
+
     ``propensity`` (``theta_k`` per 0-based position ``k``) must be given: regression-EM needs
     every row at once, so on a Dask frame estimate it first on a sample that fits in memory
     (:func:`stochrank_objectives.clicks.estimate_propensities` on ``df.sample(...).compute()``)
-    or from a randomisation experiment. ``clip`` defaults to
-    :data:`~stochrank_objectives.clicks.DEFAULT_CLIP`.
+    or from a randomisation experiment.
+
+    Args:
+      df: a Dask frame partitioned by query; click, position: its click (or click-through
+        rate) and 0-based position columns; propensity: ``theta`` per position; clip: lower
+        bound on ``theta`` (default :data:`~stochrank_objectives.clicks.DEFAULT_CLIP`); name:
+        the new column.
+
+    Returns:
+      the frame with the IPS label column added.
     """
     from ...clicks import DEFAULT_CLIP
 
