@@ -264,7 +264,7 @@ def main(argv=None) -> int:
             rows.append(row)
     wanted = {(b, m, float(e), c, f, s) for b in args.boosters for m in args.methods
               for e in args.eta for c in args.click_model for f in folds for s in args.seeds}
-    rows = [r for r in rows if _key(r) in wanted]
+    rows = list({_key(r): r for r in rows if _key(r) in wanted}.values())  # one per run
     from ._clicks_report import write_report
     write_report(rows, out, args, dataset, plots=not args.no_plots)
     print(f"wrote {out / 'clicks.md'}")
