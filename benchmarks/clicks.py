@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default=None, help="output folder (default "
                                                 "benchmarks/results/clicks)")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the report from every run in --out, without training")
     add_execution_args(ap)
     return ap
 
@@ -255,7 +257,8 @@ def main(argv=None) -> int:
              for fold in folds for seed in args.seeds for eta in args.eta
              for model in args.click_model for booster in args.boosters
              for method in args.methods
-             if (booster, method, float(eta), model, fold, seed) not in done
+             if not args.report_only
+             and (booster, method, float(eta), model, fold, seed) not in done
              and not (method == "SR-IPS-true" and model == "cascade")]
     with runs_path.open("a") as fh:
         for _, row in run_tasks(run_task, tasks, Execution.from_args(args), desc="clicks"):
@@ -264,7 +267,8 @@ def main(argv=None) -> int:
             rows.append(row)
     wanted = {(b, m, float(e), c, f, s) for b in args.boosters for m in args.methods
               for e in args.eta for c in args.click_model for f in folds for s in args.seeds}
-    rows = list({_key(r): r for r in rows if _key(r) in wanted}.values())  # one per run
+    rows = list({_key(r): r for r in rows
+                 if args.report_only or _key(r) in wanted}.values())  # one row per run
     from ._clicks_report import write_report
     write_report(rows, out, args, dataset, plots=not args.no_plots)
     print(f"wrote {out / 'clicks.md'}")
