@@ -121,8 +121,15 @@ def _plot(groups, out):
     import matplotlib.pyplot as plt
     from .clicks import METHODS
     keys = sorted(groups)
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4.2), squeeze=False)
-    for ax, key in zip(axes[0], keys):
+    settings = sorted({k[:2] for k in keys})
+    boosters = sorted({k[2] for k in keys})
+    fig, axes = plt.subplots(len(boosters), len(settings), squeeze=False,
+                             figsize=(4.2 * len(settings), 3.6 * len(boosters)))
+    for ax in axes.flat:
+        ax.set_visible(False)
+    for key in keys:
+        ax = axes[boosters.index(key[2])][settings.index(key[:2])]
+        ax.set_visible(True)
         methods = [m for m in METHODS if m in groups[key]]
         stats = [mean_ci([r["test_NDCG@10"] for r in groups[key][m]]) for m in methods]
         colours = ["tab:red" if m == "native" else "tab:gray" if m in ("logging", "naive",
