@@ -23,6 +23,7 @@ PUBLIC_MODULES = (
     "stochrank_objectives.data",
     "stochrank_objectives.letor",
     "stochrank_objectives.longlists",
+    "stochrank_objectives.clicks",
 )
 
 

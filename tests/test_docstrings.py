@@ -15,6 +15,7 @@ PUBLIC_MODULES = [
     "stochrank_objectives.adapters.catboost",
     "stochrank_objectives.adapters.dask",
     "stochrank_objectives.export",
+    "stochrank_objectives.clicks",
 ]
 
 

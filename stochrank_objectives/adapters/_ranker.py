@@ -27,6 +27,7 @@ from ._ranker_inputs import (
     check_eval_queries,
     check_feature_values,
     check_training_queries,
+    click_labels,
     column_names,
     eval_weights,
     query_offsets,
@@ -93,7 +94,7 @@ class StochasticRankerBase(BaseEstimator):
     # scikit-learn metadata routing: qid is requested by fit and score by default, so that
     # GridSearchCV(..., cv=GroupKFold()).fit(X, y, qid=qid, groups=qid) routes it.
     # sample_weight too: cross_validate(..., params={"qid": qid, "sample_weight": w}).
-    __metadata_request__fit = {"qid": True, "sample_weight": True}
+    __metadata_request__fit = {"qid": True, "sample_weight": True, "position": True}
     __metadata_request__score = {"qid": True, "sample_weight": True}
 
     _booster_name = "the booster"
@@ -194,8 +195,9 @@ class StochasticRankerBase(BaseEstimator):
     # -- fit / predict / score ---------------------------------------------------------------
     def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
             group: ArrayLike | None = None, eval_set: list[tuple] | None = None,
-            sample_weight: ArrayLike | None = None,
-            eval_sample_weight: list | None = None) -> StochasticRankerBase:
+            sample_weight: ArrayLike | None = None, eval_sample_weight: list | None = None,
+            position: ArrayLike | None = None,
+            propensity: ArrayLike | None = None) -> StochasticRankerBase:
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``.
 
         Args:
@@ -211,12 +213,24 @@ class StochasticRankerBase(BaseEstimator):
             times); finite, non-negative, not all 0.
           eval_sample_weight: one entry per eval set, each ``None`` or its query weights: the
             eval metric is then the weighted mean over queries.
+          position: training on clicks: ``y`` holds clicks (0/1, or click-through rates over
+            sessions) and ``position`` the 0-based display position of each row. The ranker
+            trains on the IPS labels ``y / max(theta_position, clip)``
+            (:func:`~stochrank_objectives.clicks.ips_labels`, clip
+            :data:`~stochrank_objectives.clicks.DEFAULT_CLIP`): unbiased for DCG-type metrics
+            with ``gain="linear"`` under the position-based click model (guide "Training on
+            clicks"). Eval sets are used as given (true labels, or IPS labels you computed).
+          propensity: ``theta_k`` per position ``k`` (known examination propensities); ``None``
+            with ``position`` = estimated from the same clicks by regression-EM
+            (:func:`~stochrank_objectives.clicks.estimate_propensities`, on dense ``X``).
+            Fitted: ``propensities_``.
 
         Returns:
           ``self``.
         """
         try:
-            self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight)
+            self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight, position,
+                      propensity)
         except BaseException:
             # never half-updated: no fitted attribute of the old model beside the new data's
             self._forget_fit()
@@ -229,7 +243,7 @@ class StochasticRankerBase(BaseEstimator):
             delattr(self, name)
 
     def _fit(self, X, y, qid, group, eval_set, sample_weight=None,
-             eval_sample_weight=None) -> None:
+             eval_sample_weight=None, position=None, propensity=None) -> None:
         settings = self._fit_settings()
         X, n_rows, n_cols = as_matrix(X, "X")
         categorical = self._categorical_columns(X, settings.params)
@@ -241,6 +255,7 @@ class StochasticRankerBase(BaseEstimator):
         if np.any(labels < 0):
             raise ValueError("y must be non-negative relevance labels")
         offsets = query_offsets(n_rows, qid, group, "fit")
+        labels, propensities = click_labels(X, labels, position, propensity)
         check_training_queries(labels, offsets)
         weights = (None if sample_weight is None
                    else query_weights(sample_weight, offsets, "sample_weight"))
@@ -276,6 +291,8 @@ class StochasticRankerBase(BaseEstimator):
         self.n_features_in_ = n_cols
         self._categorical = categorical  # the columns predict leaves to the booster too
         self.objective_ = settings.objective
+        if propensities is not None:
+            self.propensities_ = propensities
         self.evals_result_: dict = {}
         self.best_iteration_ = None
         self._fit_booster(X, labels, offsets, evals, settings, weights)

@@ -19,10 +19,12 @@ import warnings
 import numpy as np
 import scipy.sparse
 
+from ..clicks import DEFAULT_CLIP, estimate_propensities, ips_labels
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes, query_weights
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
-           "check_eval_queries", "check_feature_values", "category_columns", "eval_weights"]
+           "check_eval_queries", "check_feature_values", "category_columns", "eval_weights",
+           "click_labels"]
 
 #: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
 _BLOCK_VALUES = 1 << 22
@@ -272,3 +274,26 @@ def _every_query_flat(labels: np.ndarray, offsets: np.ndarray) -> bool:
         return True
     return bool(np.array_equal(np.minimum.reduceat(labels, starts),
                                np.maximum.reduceat(labels, starts)))
+
+
+def click_labels(X, clicks, position, propensity):
+    """``(labels, propensities)``: ``clicks`` unchanged without ``position``, else their IPS
+    labels with the given or the regression-EM propensities."""
+    if position is None:
+        if propensity is not None:
+            raise ValueError("propensity needs position= (the display position of each row)")
+        return clicks, None
+    if propensity is None:
+        if clicks.max(initial=0.0) > 1.0:
+            raise ValueError("estimating propensities needs y as clicks (0/1) or click-through "
+                             "rates in [0, 1]; for click counts divide by the sessions, or "
+                             "pass propensity=")
+        dense = X.toarray() if hasattr(X, "toarray") else X
+        try:
+            dense = np.asarray(dense, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("estimating propensities needs numeric features; pass "
+                            "propensity= instead") from exc
+        propensity = estimate_propensities(dense, clicks, position)
+    return ips_labels(clicks, position, propensity, clip=DEFAULT_CLIP), \
+        np.asarray(propensity, dtype=np.float64)

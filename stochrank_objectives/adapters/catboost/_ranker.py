@@ -104,10 +104,11 @@ class StochasticCatBoostRanker(StochasticRankerBase):
 
     def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
             group: ArrayLike | None = None, eval_set: list[tuple] | None = None,
-            sample_weight: ArrayLike | None = None,
-            eval_sample_weight: list | None = None) -> StochasticCatBoostRanker:
+            sample_weight: ArrayLike | None = None, eval_sample_weight: list | None = None,
+            position: ArrayLike | None = None,
+            propensity: ArrayLike | None = None) -> StochasticCatBoostRanker:
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``, as every ranker's
-        ``fit`` (weights included). ``X`` and the eval sets' features are arrays, DataFrames or
+        ``fit`` (weights and clicks with ``position``/``propensity`` included). ``X`` and the eval sets' features are arrays, DataFrames or
         lists of rows, not ``catboost.Pool``: the ranker builds its own Pools."""
         given = [("X", X)]
         if isinstance(eval_set, Pool):
@@ -125,7 +126,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                     "from, fit(X, y, qid=qid, eval_set=[(X_val, y_val, qid_val)]), with "
                     "cat_features= for categorical columns")
         return super().fit(X, y, qid=qid, group=group, eval_set=eval_set,
-                           sample_weight=sample_weight, eval_sample_weight=eval_sample_weight)
+                           sample_weight=sample_weight, eval_sample_weight=eval_sample_weight,
+                           position=position, propensity=propensity)
 
     def _valid_booster_params(self):
         return catboost_parameter_names() | RANKER_ONLY_PARAMS

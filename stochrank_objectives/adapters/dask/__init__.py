@@ -9,8 +9,9 @@ No gradient mathematics lives here. The modules, by concern:
   work on frames straight from ``read_parquet`` / ``read_csv`` (one partition per file);
 * :mod:`.layout`: :func:`query_layout` (:class:`QueryLayout`: each partition's query sizes and
   digest);
-* :mod:`.inputs`: :func:`lightgbm_inputs` (``X, y, group`` for ``DaskLGBMRanker.fit``) and
-  :func:`xgboost_dmatrix` (a ``DaskDMatrix`` with the global query number as ``qid``);
+* :mod:`.inputs`: :func:`lightgbm_inputs` (``X, y, group`` for ``DaskLGBMRanker.fit``),
+  :func:`xgboost_dmatrix` (a ``DaskDMatrix`` with the global query number as ``qid``) and
+  :func:`ips_label_column` (clicks -> IPS labels with given propensities);
 * :mod:`.seeding`: noise keyed per partition (:class:`PartitionSGLB`, whose formula is
   :meth:`SGLB.noise <stochrank_objectives.sglb.SGLB.noise>` with a key), so that it does not
   depend on which worker holds a partition;
@@ -51,6 +52,7 @@ _WHERE = {
     "partition_digest": "layout",
     "lightgbm_inputs": "inputs",
     "xgboost_dmatrix": "inputs",
+    "ips_label_column": "inputs",
     "PartitionSGLB": "seeding",
     "DaskLGBMObjective": "lightgbm",
     "DaskXGBObjective": "xgboost",
@@ -59,6 +61,7 @@ _WHERE = {
 
 __all__ = ["SplitQueryError", "check_query_partitions", "repartition_by_query",
            "rechunk_by_query", "query_layout", "QueryLayout", "lightgbm_inputs",
+           "ips_label_column",
            "xgboost_dmatrix", "DaskLGBMObjective", "DaskXGBObjective", "train_xgboost",
            "PartitionSGLB", "partition_digest"]
 

@@ -24,7 +24,7 @@ import pandas as pd
 from .partitions import (check_query_partitions, frame_parts, query_runs,
                          refuse_empty_partitions)
 
-__all__ = ["lightgbm_inputs", "xgboost_dmatrix"]
+__all__ = ["lightgbm_inputs", "xgboost_dmatrix", "ips_label_column"]
 
 
 def _select(part, columns):
@@ -150,3 +150,51 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
         [dask.delayed(_query_numbers)(p, qid, int(f)) for p, f in zip(parts, firsts[:-1])],
         meta=pd.Series(dtype=np.int64, name=qid), verify_meta=False)
     return dxgb.DaskDMatrix(client, X, y, qid=numbers, **kwargs)
+
+
+def _with_ips(part, click, position, theta, clip, name):
+    from ...clicks import ips_labels
+
+    part = part.copy()
+    part[name] = ips_labels(part[click].to_numpy(np.float64), part[position].to_numpy(),
+                            theta, clip=clip) if len(part) else np.zeros(0)
+    return part
+
+
+def ips_label_column(df, click: str, position: str, propensity, *, clip: float | None = None,
+                     name: str = "ips_label"):
+    """``df`` with a column ``name`` of IPS labels ``click / max(theta_position, clip)``
+    (:func:`stochrank_objectives.clicks.ips_labels`), partition by partition: train on clicks
+    by giving ``name`` as the label column of :func:`~.layout.query_layout`,
+    :func:`lightgbm_inputs` and :func:`xgboost_dmatrix`, with a linear-gain objective.
+
+    Example::
+
+        df = ips_label_column(df, "click", "position", theta)
+        layout = query_layout(df, "qid", "ips_label")
+        X, y, group = lightgbm_inputs(df, "qid", "ips_label", layout=layout)
+
+    ``propensity`` (``theta_k`` per 0-based position ``k``) must be given: regression-EM needs
+    every row at once, so on a Dask frame estimate it first on a sample that fits in memory
+    (:func:`stochrank_objectives.clicks.estimate_propensities` on ``df.sample(...).compute()``)
+    or from a randomisation experiment.
+
+    Args:
+      df: a Dask frame partitioned by query; click, position: its click (or click-through
+        rate) and 0-based position columns; propensity: ``theta`` per position; clip: lower
+        bound on ``theta`` (default :data:`~stochrank_objectives.clicks.DEFAULT_CLIP`); name:
+        the new column.
+
+    Returns:
+      the frame with the IPS label column added.
+    """
+    from ...clicks import DEFAULT_CLIP
+
+    if propensity is None:
+        raise ValueError("ips_label_column needs propensity= (theta per position): estimate "
+                         "it on an in-memory sample with clicks.estimate_propensities, the "
+                         "Dask front ends do not run regression-EM")
+    theta = np.asarray(propensity, dtype=np.float64)
+    clip = DEFAULT_CLIP if clip is None else float(clip)
+    meta = df._meta.assign(**{name: np.zeros(0, dtype=np.float64)})
+    return df.map_partitions(_with_ips, click, position, theta, clip, name, meta=meta)
