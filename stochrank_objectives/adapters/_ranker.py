@@ -228,6 +228,7 @@ class StochasticRankerBase(BaseEstimator):
         Returns:
           ``self``.
         """
+        self._check_fit_inputs(X, eval_set)  # the booster's refusals, before anything changes
         try:
             self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight, position,
                       propensity)
@@ -354,6 +355,10 @@ class StochasticRankerBase(BaseEstimator):
         return tags
 
     # -- booster hooks -----------------------------------------------------------------------
+    def _check_fit_inputs(self, X, eval_set) -> None:
+        """Refuse, before fitting, the data this booster's ranker cannot take (as given to
+        :meth:`fit`: ``X`` and ``eval_set`` unconverted). Every form is accepted by default."""
+
     def _categorical_columns(self, X, params: dict) -> frozenset:
         """Positions of the columns of ``X`` the booster reads as categories (their values are
         left to it): by default the pandas category columns (LightGBM splits on them)."""

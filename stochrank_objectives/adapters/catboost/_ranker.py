@@ -10,7 +10,6 @@ import warnings
 from functools import lru_cache
 
 import numpy as np
-from numpy.typing import ArrayLike
 from catboost import CatBoostError, CatBoostRanker, Pool
 from catboost._catboost import _check_train_params as check_train_params
 
@@ -102,14 +101,9 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                 return metric
         return super()._eval_metric(objective)
 
-    def fit(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
-            group: ArrayLike | None = None, eval_set: list[tuple] | None = None,
-            sample_weight: ArrayLike | None = None, eval_sample_weight: list | None = None,
-            position: ArrayLike | None = None,
-            propensity: ArrayLike | None = None) -> StochasticCatBoostRanker:
-        """Train on ``X, y`` with the queries given by ``qid`` or ``group``, as every ranker's
-        ``fit`` (weights and clicks with ``position``/``propensity`` included). ``X`` and the eval sets' features are arrays, DataFrames or
-        lists of rows, not ``catboost.Pool``: the ranker builds its own Pools."""
+    def _check_fit_inputs(self, X, eval_set) -> None:
+        """``X`` and the eval sets' features are arrays, DataFrames or lists of rows, not
+        ``catboost.Pool``: the ranker builds its own Pools."""
         given = [("X", X)]
         if isinstance(eval_set, Pool):
             given.append(("eval_set", eval_set))
@@ -125,9 +119,6 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                     "(its learn labels carry row indices); pass the data the Pool was built "
                     "from, fit(X, y, qid=qid, eval_set=[(X_val, y_val, qid_val)]), with "
                     "cat_features= for categorical columns")
-        return super().fit(X, y, qid=qid, group=group, eval_set=eval_set,
-                           sample_weight=sample_weight, eval_sample_weight=eval_sample_weight,
-                           position=position, propensity=propensity)
 
     def _valid_booster_params(self):
         return catboost_parameter_names() | RANKER_ONLY_PARAMS
