@@ -46,6 +46,9 @@ VARIANTS = {DEFAULT: {},
             # min_hessian 1e-3: LightGBM's default minimum leaf hessian, for XGBoost too (its
             # min_child_weight 1 would need 300+ documents a leaf on long lists, h ~ 0.003)
             "hessian=abs_gradient": {"hessian": "abs_gradient", "min_hessian": 1e-3},
+            # the same leaves with (g, h) rescaled to a hessian of mean 1, so the booster's own
+            # min_child_weight / L2 defaults keep their unit-hessian meaning: what a user gets
+            "hessian=abs_gradient_normalised": {"hessian": "abs_gradient_normalised"},
             "sigma=0.1": {"sigma": 0.1},      # constant: sigma_min is 0.1
             "sigma=1": {"sigma": 1.0},        # annealed 1 -> 0.1
             "n_samples=4": {"n_samples": 4},

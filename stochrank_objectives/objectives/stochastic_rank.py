@@ -25,8 +25,8 @@ from ..metric_spec import MetricSpec
 from ..metric_values import evaluate_spec
 from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
-                         abs_gradient_hessian, annealed_sigma, check_estimator_for, check_shift, estimate,
-                         explicit_noise_rows)
+                         abs_gradient_hessian, annealed_sigma, check_estimator_for, check_shift,
+                         estimate, explicit_noise_rows, unit_mean_hessian)
 from ._protocol import ObjectiveParams, check_iteration
 
 __all__ = ["StochasticRank", "SoftRank", "StochasticRankDCGRR"]
@@ -220,10 +220,13 @@ class StochasticRank(ObjectiveParams):
                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
                         conditioning=p["conditioning"], smoothing=p["smoothing"],
                         spec=p["spec"], path=SUMMATIONS[p["summation"]])
-        if p["hessian"] == "abs_gradient":
-            return grad, abs_gradient_hessian(grad, scores, offs, sigma, p["nu"],
-                                              p["smoothing"] == "relative")
-        return grad, np.ones_like(grad)
+        if p["hessian"] == "constant":
+            return grad, np.ones_like(grad)
+        hess = abs_gradient_hessian(grad, scores, offs, sigma, p["nu"],
+                                    p["smoothing"] == "relative")
+        if p["hessian"] == "abs_gradient_normalised":
+            return unit_mean_hessian(grad, hess)
+        return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """The discrete loss ``-mean_q M_q`` with worst-permutation ties (what SR-R1 targets;

@@ -63,3 +63,25 @@ def test_abs_gradient_hessian_without_any_gradient_is_one():
 def test_an_unknown_hessian_is_refused():
     with pytest.raises(ValueError, match="hessian"):
         StochasticRank(hessian="exact").grad_hess(*grouped())
+
+
+@pytest.mark.parametrize("metric, top", [("NDCG", 5), ("MRR", None)])
+def test_normalised_abs_gradient_keeps_the_newton_leaves_with_a_hessian_of_mean_one(metric, top):
+    z, y, offs = grouped(3)
+    kw = dict(metric=metric, top=top, seed=5)
+    g0, h0 = StochasticRank(hessian="abs_gradient", **kw).grad_hess(z, y, offs, 7)
+    g, h = StochasticRank(hessian="abs_gradient_normalised", **kw).grad_hess(z, y, offs, 7)
+    assert h.mean() == pytest.approx(1.0, rel=1e-12)
+    c = 1.0 / h0.mean()          # one constant for the whole call, gradient and hessian alike
+    np.testing.assert_allclose(g, c * g0, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(h, c * h0, rtol=1e-12, atol=0)
+    # any leaf's Newton step sum(g) / sum(h) is the unscaled one
+    leaf = np.arange(0, z.size, 3)
+    assert g[leaf].sum() / h[leaf].sum() == pytest.approx(g0[leaf].sum() / h0[leaf].sum(),
+                                                           rel=1e-12)
+
+
+def test_normalised_abs_gradient_without_any_gradient_is_one():
+    z, y, offs = grouped(2)
+    g, h = StochasticRank(hessian="abs_gradient_normalised").grad_hess(z, np.zeros_like(y), offs)
+    assert not np.any(g) and np.all(h == 1.0)
