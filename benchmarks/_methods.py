@@ -99,7 +99,7 @@ def make_objective(method: str, target: str, p: dict, seed: int):
     if method == "listnet":
         return ListNet()
     smoothing = {k: p[k] for k in ("sigma", "anneal_half_life", "sigma_min", "n_samples", "nu",
-                                   "hessian") if k in p}
+                                   "hessian", "hessian_floor") if k in p}
     if method == "sr_r1soft":
         return StochasticRank(metric=metric, top=top, mu=0.0, seed=seed, **smoothing)
     if method == "sr_r1":

@@ -49,6 +49,9 @@ VARIANTS = {DEFAULT: {},
             # the same leaves with (g, h) rescaled to a hessian of mean 1, so the booster's own
             # min_child_weight / L2 defaults keep their unit-hessian meaning: what a user gets
             "hessian=abs_gradient_normalised": {"hessian": "abs_gradient_normalised"},
+            # ... with a floor of the mean curvature: h_i = |g_i| / s_q + mean(|g| / s)
+            "hessian=abs_gradient_normalised, floor 1": {"hessian": "abs_gradient_normalised",
+                                                          "hessian_floor": 1.0},
             "sigma=0.1": {"sigma": 0.1},      # constant: sigma_min is 0.1
             "sigma=1": {"sigma": 1.0},        # annealed 1 -> 0.1
             "n_samples=4": {"n_samples": 4},

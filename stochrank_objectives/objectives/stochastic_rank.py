@@ -24,7 +24,7 @@ from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
 from ..metric_spec import MetricSpec
 from ..metric_values import evaluate_spec
 from ..validation import anything, choice, integer, real, seed
-from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, SMOOTHINGS, SUMMATIONS,
+from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIAN_FLOOR, HESSIANS, SMOOTHINGS, SUMMATIONS,
                          abs_gradient_hessian, annealed_sigma, check_estimator_for, check_shift,
                          estimate, explicit_noise_rows, unit_mean_hessian)
 from ._protocol import ObjectiveParams, check_iteration
@@ -125,7 +125,7 @@ class StochasticRank(ObjectiveParams):
         "estimator": choice(*ESTIMATORS), "conditioning": choice(*CONDITIONINGS),
         "hessian": choice(*HESSIANS), "smoothing": choice(*SMOOTHINGS),
         "sigma_min": real(gt=0.0), "anneal_half_life": real(gt=0.0, optional=True),
-        "summation": choice(*SUMMATIONS),
+        "summation": choice(*SUMMATIONS), "hessian_floor": real(gt=0.0),
     }
 
     _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
@@ -136,7 +136,7 @@ class StochasticRank(ObjectiveParams):
                  gain: str = "exp2", grade_max: float | None = None, threshold: float = 0.0,
                  hessian: str = "constant", smoothing: str = "relative", sigma_min: float = 0.1,
                  anneal_half_life: float | None = 100.0, decay: float = 0.85,
-                 summation: str = "auto"):
+                 summation: str = "auto", hessian_floor: float = HESSIAN_FLOOR):
         self.metric = metric
         self.top = top
         self.sigma = sigma
@@ -156,6 +156,7 @@ class StochasticRank(ObjectiveParams):
         self.anneal_half_life = anneal_half_life
         self.decay = decay
         self.summation = summation
+        self.hessian_floor = hessian_floor
 
     @classmethod
     def paper(cls, metric="NDCG", top=None, **params):
@@ -223,7 +224,7 @@ class StochasticRank(ObjectiveParams):
         if p["hessian"] == "constant":
             return grad, np.ones_like(grad)
         hess = abs_gradient_hessian(grad, scores, offs, sigma, p["nu"],
-                                    p["smoothing"] == "relative")
+                                    p["smoothing"] == "relative", p["hessian_floor"])
         if p["hessian"] == "abs_gradient_normalised":
             return unit_mean_hessian(grad, hess)
         return grad, hess
