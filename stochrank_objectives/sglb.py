@@ -10,12 +10,16 @@ With ``c = 1 - gamma * lr`` and ``F_0 = 0`` (or the booster's initial score), fo
 
     S_t     = c * F_t                                   # shrink first (CatBoost's convention)
     g, h    = objective.grad_hess(S_t, ..., iteration=t)
-    g      += zeta_t,   zeta_t ~ N(0, 2 / (lr * T) * I)  # one independent draw per document
+    g      += sqrt(h) * zeta_t,   zeta_t ~ N(0, 2 / (lr * T) * I)  # one draw per document
     h_t     = the tree the booster fits to (g, h)        # e.g. Newton leaves -sum g / (sum h + l2)
     F_{t+1} = S_t + lr * h_t                            # = (1 - gamma lr) F_t + lr h_t
 
 ``T = diffusion_temperature`` (``None`` = no noise: plain shrinkage) and ``gamma =
-model_shrink_rate`` (0 = no shrinkage). The noise is drawn from
+model_shrink_rate`` (0 = no shrinkage). The noise is preconditioned by the objective's hessian
+``h`` (:meth:`SGLB.perturb`): a Newton leaf ``-sum g / (sum h + l2)`` gets the noise of the
+unit-hessian case with the leaf's document count replaced by its hessian sum, so curvature
+hessians of any scale (StochasticRank's default, LambdaMART's) keep the intended temperature;
+with unit hessians (``h = 1``) it is the plain per-document noise, bit for bit. The noise is drawn from
 ``numpy.random.default_rng(SeedSequence([seed, t]))``, so it is reproducible per iteration and
 independent of the number of threads.
 
@@ -24,10 +28,10 @@ Query weights
 With query weights ``w_q`` (the loss is the weighted sum ``sum_q w_q L_q``, see
 :func:`stochrank_objectives.groups.query_weights`), a document ``i`` of query ``q`` gets::
 
-    g_i = w_q * grad_i + sqrt(w_q) * zeta_i,    h_i = w_q * hess_i
+    g_i = w_q * grad_i + sqrt(w_q * hess_i) * zeta_i,    h_i = w_q * hess_i
 
 The noise is added after weighting (the weighted loss is the potential) and scaled by
-``sqrt(w_q)``: the sum of ``w`` independent draws has the variance of ``sqrt(w)`` times one, so
+``sqrt(w_q)`` (besides the hessian's ``sqrt(hess_i)`` above): the sum of ``w`` independent draws has the variance of ``sqrt(w)`` times one, so
 a query of integer weight ``w`` puts into every leaf's sums the same gradient, hessian and noise
 distribution as ``w`` copies of the query, and a weight of 0 removes the query entirely, noise
 included. Weights of 1 are the unweighted update.
@@ -219,17 +223,23 @@ class SGLB(Parameterised):
         if p["model_shrink_rate"] != 0.0:
             scores = scores * self.score_scale(t)
         grad, hess = objective.grad_hess(scores, labels, query_offsets, iteration=t)
+        if weights is not None or p["diffusion_temperature"] is not None:
+            grad = self.perturb(grad, t, weights, hess)
         if weights is not None:
             hess = np.asarray(hess, dtype=np.float64) * weights
-        if weights is not None or p["diffusion_temperature"] is not None:
-            grad = self.perturb(grad, t, weights)
         return grad, hess
 
-    def perturb(self, grad: np.ndarray, iteration: int,
-                weights: np.ndarray | None = None) -> np.ndarray:
-        """``w * grad + sqrt(w) * noise(n, t)`` (``w = 1`` without ``weights``, one per
-        document): the Langevin step on a gradient already computed (float64).
+    def perturb(self, grad: np.ndarray, iteration: int, weights: np.ndarray | None = None,
+                hess: np.ndarray | None = None) -> np.ndarray:
+        """``w * grad + sqrt(w h) * noise(n, t)`` (``w = 1`` without ``weights``, ``h = 1``
+        without ``hess``, one per document): the Langevin step on a gradient already computed
+        (float64).
 
+        The noise is preconditioned by the objective's (unweighted) hessian ``h``: a Newton
+        leaf ``-sum(g) / (sum(h) + l2)`` then gets ``N(0, 2 H / (lr T (H + l2)^2))`` with ``H``
+        the leaf's hessian sum -- the unit-hessian law with the document count replaced by
+        ``H`` (CatBoost's leaf noise ``N(0, 2 lr / (T (W + l2)))`` in the same units), whatever
+        the scale of the hessians. Unit hessians give the unpreconditioned noise, bit for bit.
         Used where the booster shrinks the model natively (CatBoost), so only the noise is ours.
         """
         grad = np.asarray(grad, dtype=np.float64)
@@ -238,7 +248,12 @@ class SGLB(Parameterised):
         if self._checked()["diffusion_temperature"] is None:
             return grad
         noise = self.noise(grad.shape[0], iteration)
-        return grad + (noise if weights is None else np.sqrt(weights) * noise)
+        scale = weights
+        if hess is not None:
+            hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), grad.shape)
+            if not np.all(hess == 1.0):
+                scale = hess if weights is None else weights * hess
+        return grad + (noise if scale is None else np.sqrt(scale) * noise)
 
     def check_learning_rate(self, learning_rate: float, name: str = "learning_rate") -> None:
         """Refuse a booster learning rate that differs from the schedule's own ``lr``."""

@@ -61,8 +61,13 @@ def test_grad_hess_scales_scores_and_adds_noise():
     raw = np.random.default_rng(5).normal(size=labels.size)
     g, h = s.grad_hess(obj, raw, labels, offsets, 4)
     g0, h0 = obj.grad_hess(s.score_scale(4) * raw, labels, offsets, iteration=4)
-    np.testing.assert_array_equal(g, g0 + s.noise(labels.size, 4))
+    # the noise is preconditioned by the objective's hessian (sqrt(h) per document)
+    np.testing.assert_array_equal(g, g0 + np.sqrt(h0) * s.noise(labels.size, 4))
     np.testing.assert_array_equal(h, h0)
+    unit = StochasticRank(metric="NDCG", top=3, seed=2, hessian="constant")
+    gu, _ = s.grad_hess(unit, raw, labels, offsets, 4)   # unit hessians: the plain noise
+    np.testing.assert_array_equal(gu, unit.grad_hess(s.score_scale(4) * raw, labels, offsets,
+                                                     iteration=4)[0] + s.noise(labels.size, 4))
     # no shrinkage and no noise: a plain pass-through
     plain = SGLB(learning_rate=0.3, model_shrink_rate=0.0, diffusion_temperature=None)
     g1, _ = plain.grad_hess(obj, raw, labels, offsets, 4)
@@ -87,7 +92,8 @@ def test_reparametrisation_equals_shrink_and_refit():
     for t in range(n_trees):
         S = c * F
         g, h = obj.grad_hess(S, labels, offsets, iteration=t)
-        F = S + s.learning_rate * _fit_learner(g + s.noise(labels.size, t), h, offsets)
+        F = S + s.learning_rate * _fit_learner(g + np.sqrt(h) * s.noise(labels.size, t), h,
+                                               offsets)
     # reparametrised booster: G <- G + lr_t h, objective at score_scale(t) G, final c^T G
     G = np.zeros(labels.size)
     for t in range(n_trees):

@@ -157,7 +157,8 @@ def test_sglb_noise_is_added_after_weighting_times_sqrt_w(data):
     objective = so.LambdaMART()
     g1, h1 = objective.grad_hess(_scores(y.size), y, offs)
     g, h = sglb.grad_hess(objective, _scores(y.size), y, offs, 2, w)
-    np.testing.assert_allclose(g, w * g1 + np.sqrt(w) * sglb.noise(y.size, 2), rtol=1e-12)
+    # preconditioned by LambdaMART's (unweighted) hessian: sqrt(w h) per document
+    np.testing.assert_allclose(g, w * g1 + np.sqrt(w * h1) * sglb.noise(y.size, 2), rtol=1e-12)
     np.testing.assert_allclose(h, w * h1, rtol=1e-12)
     assert not g[w == 0].any()  # a removed query gets no noise either
     ders = CatBoostObjective(objective, y, offs, weights=qw, sglb=sglb)

@@ -157,6 +157,7 @@ class CatBoostObjective:
         hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)
         noisy = self.sglb is not None and self.sglb.noise_std != 0.0
         w = self._row_weights
+        unweighted_hess = hess  # SGLB's noise is preconditioned by it (sglb.SGLB.perturb)
         if w is not None:  # query weights (see objective_grad_hess); with noise: perturb
             hess = hess * w
             grad = grad if noisy else grad * w
@@ -166,7 +167,7 @@ class CatBoostObjective:
             check_finite(grad, hess, scores)  # raises the adapters' one ValueError, with details
         if noisy and self.sglb is not None:
             # the Langevin step (sglb.py); -(w grad + sqrt(w) noise), finite grad checked above
-            ders[:, 0] = -self.sglb.perturb(grad, self.iteration, w)
+            ders[:, 0] = -self.sglb.perturb(grad, self.iteration, w, unweighted_hess)
         self.n_evaluations += 1
         self._cache_iteration = self.iteration
         self._cache_scores = scores
