@@ -73,7 +73,9 @@ EXTRA_OBJECTIVES = {
     "constant sigma=0.3": variant(anneal_half_life=None),
     "constant sigma=0.1": variant(sigma=0.1, anneal_half_life=None),
     "n_samples=4": variant(n_samples=4), "sigma_min=0.05": variant(sigma_min=0.05),
-    "sigma 0.2, sigma_min=0.05": variant(sigma=0.2, sigma_min=0.05)}
+    "sigma 0.2, sigma_min=0.05": variant(sigma=0.2, sigma_min=0.05),
+    # the defaults before issue 22 (a unit hessian; schedule_sweep's idealised booster)
+    "unit hessian": variant(hessian="constant")}
 ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 

@@ -96,13 +96,20 @@ class StochasticRank(ObjectiveParams):
       threshold: MRR / Precision / MAP relevance, ``label > threshold``.
       decay: PFound's probability of looking on past a non-relevant document, in [0, 1]
         (default 0.85, CatBoost's).
-      hessian: ``"constant"`` (default) -- 1 per document. The estimator has no second
-        derivative; a unit hessian makes a Newton leaf ``sum(-grad) / (count + l2)``, which is
-        CatBoost's native StochasticRank step (gradient leaf estimation, unit weights).
-        ``"abs_gradient"`` -- a curvature scale, ``h_i = |g_i| / s_q + 0.01 mean(|g| / s)``
-        with ``s_q`` the query's noise scale (:func:`~._estimator.abs_gradient_hessian`):
-        Newton leaves of about one noise standard deviation. Measured, not the default:
-        ``docs/guide/benchmarks.md``.
+      hessian: ``"abs_gradient_normalised"`` (default) -- a curvature scale for Newton leaves,
+        ``h_i = |g_i| / s_q + f mean(|g| / s)`` (``s_q`` the query's noise scale, ``f`` =
+        ``hessian_floor``; :func:`~._estimator.abs_gradient_hessian`), with gradient and hessian
+        both divided by ``mean(h)`` (:func:`~._estimator.unit_mean_hessian`): a leaf moves its
+        documents by about one noise standard deviation, ``sum(-g) / sum(h)``, and the
+        boosters' leaf regularisers (XGBoost ``min_child_weight``/``reg_lambda``, CatBoost
+        ``l2_leaf_reg``) keep the meaning they have for a unit hessian. On long lists a unit
+        hessian's leaf ``sum(-g) / count`` is diluted by the many documents far below the
+        cutoff that have almost no gradient. ``"abs_gradient"`` -- the same hessian without the
+        rescaling. ``"constant"`` -- 1 per document, ``sum(-g) / (count + l2)``: CatBoost's
+        native StochasticRank step (gradient leaf estimation) and :meth:`paper`'s. Measured
+        (MQ2008 depth 4 and 6, the LightGBM sample, long lists, every booster):
+        ``docs/guide/objectives.md``.
+      hessian_floor: ``f`` above (> 0, default 0.01): keeps every hessian positive.
       smoothing: ``"relative"`` (default) or ``"absolute"`` (the paper, CatBoost).
       sigma_min: floor of the annealed sigma (default 0.1; never above ``sigma``).
       anneal_half_life: iterations over which sigma halves (default 100); ``None`` = constant.
@@ -112,7 +119,7 @@ class StochasticRank(ObjectiveParams):
         from ``"exact"`` (``O(n^2)`` on full lists) by less than 1.7e-12 of the summed jumps.
 
     Returns:
-      :meth:`grad_hess`: ``(grad, hess)``, float64 arrays (unit hessian); :meth:`loss`: the
+      :meth:`grad_hess`: ``(grad, hess)``, float64 arrays; :meth:`loss`: the
       discrete loss ``-mean_q M_q`` with worst-permutation ties.
     """
 
@@ -134,7 +141,8 @@ class StochasticRank(ObjectiveParams):
                  mu: float = 0.0, nu: float = 1.0, sfa: float = 1.0, n_samples: int = 1,
                  seed: int = 0, estimator: str = "ccs", conditioning: str = "translation",
                  gain: str = "exp2", grade_max: float | None = None, threshold: float = 0.0,
-                 hessian: str = "constant", smoothing: str = "relative", sigma_min: float = 0.1,
+                 hessian: str = "abs_gradient_normalised", smoothing: str = "relative",
+                 sigma_min: float = 0.1,
                  anneal_half_life: float | None = 100.0, decay: float = 0.85,
                  summation: str = "auto", hessian_floor: float = HESSIAN_FLOOR):
         self.metric = metric
@@ -161,7 +169,7 @@ class StochasticRank(ObjectiveParams):
     @classmethod
     def paper(cls, metric="NDCG", top=None, **params):
         """The paper's and CatBoost's parametrisation: absolute smoothing, ``sigma = 1``,
-        ``nu = 0.01``, no annealing (CatBoost's ``StochasticRank`` defaults).
+        ``nu = 0.01``, no annealing, a unit hessian (CatBoost's ``StochasticRank`` defaults).
 
         Example: ``StochasticRank.paper("ERR", top=10, grade_max=4)``.
 
@@ -171,7 +179,8 @@ class StochasticRank(ObjectiveParams):
         Returns:
           a :class:`StochasticRank`.
         """
-        settings = dict(sigma=1.0, nu=0.01, smoothing="absolute", anneal_half_life=None)
+        settings = dict(sigma=1.0, nu=0.01, smoothing="absolute", anneal_half_life=None,
+                        hessian="constant")
         return cls(metric=metric, top=top, **{**settings, **params})
 
     def _check_together(self, values: dict) -> dict:

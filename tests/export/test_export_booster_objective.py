@@ -135,9 +135,10 @@ def test_onnxmltools_converts_booster_directly(data, kind):
         ranker = so.StochasticLGBMRanker(so.StochasticRank(top=5), n_estimators=8, num_leaves=7)
         convert = onnxmltools.convert_lightgbm
     else:
-        # StochasticRank's unit hessians: onnxmltools reads a rank:* Booster as a regressor
-        # when its node covers are whole numbers (see docs/guide/serving.md)
-        ranker = so.StochasticXGBRanker(so.StochasticRank(top=5), n_estimators=8, max_depth=3)
+        # unit hessians (hessian="constant"): onnxmltools reads a rank:* Booster as a regressor
+        # only when its node covers are whole numbers (see docs/guide/serving.md)
+        ranker = so.StochasticXGBRanker(so.StochasticRank(top=5, hessian="constant"),
+                                        n_estimators=8, max_depth=3)
         convert = onnxmltools.convert_xgboost
     ranker.fit(X, y, qid=qid)
     model = convert(ranker.booster_, initial_types=types)

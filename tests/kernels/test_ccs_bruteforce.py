@@ -241,7 +241,7 @@ def test_window_error_is_negligible(metric, top):
 
 def _function_kwargs(obj, iteration):
     """The keyword set of ``stochastic_rank_gradient`` that ``obj.grad_hess`` uses."""
-    schedule = ("hessian", "sigma_min", "anneal_half_life")
+    schedule = ("hessian", "hessian_floor", "sigma_min", "anneal_half_life")
     kwargs = {k: v for k, v in obj.get_params().items() if k not in schedule}
     return dict(kwargs, sigma=obj.sigma_at(iteration), iteration=iteration)
 
@@ -252,7 +252,7 @@ def test_objective_matches_function_and_params_roundtrip(smoothing):
     params = dict(metric="NDCG", top=4, sigma=0.5, mu=1.0, nu=0.1, sfa=0.5, n_samples=3, seed=8,
                   estimator="ccs", conditioning="coordinate", gain="linear", grade_max=None,
                   threshold=0.0, hessian="constant", smoothing=smoothing, sigma_min=0.2,
-                  anneal_half_life=3.0, decay=0.85, summation="exact")
+                  anneal_half_life=3.0, decay=0.85, summation="exact", hessian_floor=0.01)
     obj = StochasticRank(**params)
     assert obj.get_params() == params
     assert obj.sigma_at(0) == 0.5 and obj.sigma_at(3) == 0.25 and obj.sigma_at(30) == 0.2
@@ -274,7 +274,7 @@ def test_objective_label_cache_sees_labels_changed_in_place():
     """grad_hess caches gains/IDCG per label array; a buffer refilled in place with a
     permutation of the same labels (same id, size and sum) must not reuse stale gains."""
     scores, labels, offs = _dataset(2)
-    obj = StochasticRank(metric="NDCG", top=4, n_samples=2, seed=8)
+    obj = StochasticRank(metric="NDCG", top=4, n_samples=2, seed=8, hessian="constant")
     params = _function_kwargs(obj, 0)
     buffer = labels.copy()
     obj.grad_hess(scores, buffer, offs)
