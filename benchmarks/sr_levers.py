@@ -1,6 +1,6 @@
-"""StochasticRank's levers at depth 6 (issue 22, item 2): SR-R1soft variants against its
-defaults and the booster's native LambdaMART, on MQ2008, the LightGBM sample and the long-list
-generator.
+"""StochasticRank's levers (issue 22, item 2): SR-R1soft variants against the unit hessian (the
+defaults before issue 22) and the booster's native LambdaMART, on MQ2008, the LightGBM sample and
+the long-list generator.
 
     python -m benchmarks.sr_levers [--datasets mq2008 lightgbm_lambdarank longlists]
         [--boosters lightgbm] [--variants NAME ...] [--targets NDCG@5 MRR] [--folds F ...]
@@ -11,16 +11,19 @@ The protocol of :mod:`benchmarks.defaults` (no tuning: learning rate 0.1, depth 
 the booster's L2 default, early stopping after 50 rounds on the validation target, test metrics
 x100 with worst ties on queries with a relevant document), LightGBM by default (the cheapest
 booster), on the folds and seeds of ``PLAN``. Each variant changes one setting of
-``StochasticRank(metric, top)`` at the package defaults (``VARIANTS``; ``learning_rate=0.5`` is
+``StochasticRank(metric, top, hessian="constant")`` (``VARIANTS``; the hessian variants change
+the hessian: ``hessian=abs_gradient_normalised`` is today's default; ``learning_rate=0.5`` is
 a diagnostic: is a unit-hessian leaf too small a step?; ``nu=0.1`` lowers the floor of the
 relative noise scale, ``s_q = sigma sqrt(var_q + nu^2)``, which holds while the scores' spread is
 below ``nu``). The natives: LightGBM ``lambdarank``,
 XGBoost ``rank:ndcg``, CatBoost ``LambdaMart`` (as in :mod:`benchmarks.defaults`).
 
 Reported per data set and target: each variant's mean and 95% t-interval over the runs, its
-paired difference per test query (pooled over folds and seeds) against SR-R1soft at the
-defaults and against the native, with the 95% t-interval of the mean difference and the
-**two-sided** paired t-test's p (a lever may help or hurt). The rows (per-query values) are in
+paired difference per test query against the unit hessian and against the native -- each
+query's difference averaged over the seeds of its fold (the seeds of a fold share its test
+queries, so they are not independent samples), then pooled over folds -- with the 95%
+t-interval of the mean difference and the **two-sided** paired t-test's p (a lever may help or
+hurt). The rows (per-query values) are in
 ``levers.jsonl``; a finished run is not retrained.
 """
 
@@ -40,9 +43,10 @@ from ._trials import TrainConfig
 from .defaults import TARGETS, run_one
 
 NATIVE = "native LambdaMART"
-DEFAULT = "SR-R1soft (defaults)"
-#: variant -> settings over StochasticRank's defaults (sigma 0.3 annealed to 0.1, half-life 100)
-VARIANTS = {DEFAULT: {},
+DEFAULT = "SR-R1soft (unit hessian)"  # the defaults before issue 22
+#: variant -> settings over StochasticRank's defaults (sigma 0.3 annealed to 0.1, half-life 100);
+#: every variant but the hessian ones runs with the unit hessian, the baseline of the study
+VARIANTS = {DEFAULT: {"hessian": "constant"},
             # min_hessian 1e-3: LightGBM's default minimum leaf hessian, for XGBoost too (its
             # min_child_weight 1 would need 300+ documents a leaf on long lists, h ~ 0.003)
             "hessian=abs_gradient": {"hessian": "abs_gradient", "min_hessian": 1e-3},
@@ -52,11 +56,11 @@ VARIANTS = {DEFAULT: {},
             # ... with a floor of the mean curvature: h_i = |g_i| / s_q + mean(|g| / s)
             "hessian=abs_gradient_normalised, floor 1": {"hessian": "abs_gradient_normalised",
                                                           "hessian_floor": 1.0},
-            "sigma=0.1": {"sigma": 0.1},      # constant: sigma_min is 0.1
-            "sigma=1": {"sigma": 1.0},        # annealed 1 -> 0.1
-            "n_samples=4": {"n_samples": 4},
-            "nu=0.1": {"nu": 0.1},            # the spread floor (unit hessian)
-            "learning_rate=0.5": {"learning_rate": 0.5}}
+            "sigma=0.1": {"sigma": 0.1, "hessian": "constant"},  # constant: sigma_min is 0.1
+            "sigma=1": {"sigma": 1.0, "hessian": "constant"},    # annealed 1 -> 0.1
+            "n_samples=4": {"n_samples": 4, "hessian": "constant"},
+            "nu=0.1": {"nu": 0.1, "hessian": "constant"},        # the spread floor
+            "learning_rate=0.5": {"learning_rate": 0.5, "hessian": "constant"}}
 #: data set -> folds and seeds of the study (kept small: a 2-core machine shared by three)
 PLAN = {"mq2008": ([1, 2, 3, 4, 5], [0, 1, 2]), "lightgbm_lambdarank": ([1], [0, 1, 2]),
         "longlists": ([1, 2], [0])}
@@ -80,13 +84,16 @@ def _label(row):
 
 def paired(rows, a, b):
     """``(mean difference x100, 95% half-width x100, two-sided p, queries)`` of the per-query
-    values of method ``a`` minus ``b`` over the (fold, seed) runs both have, or ``None``."""
+    values of method ``a`` minus ``b`` over the (fold, seed) runs both have (each query's
+    difference averaged over its fold's seeds), or ``None``."""
     ra = {(r["fold"], r["seed"]): r for r in rows if r["method"] == a}
     rb = {(r["fold"], r["seed"]): r for r in rows if r["method"] == b}
     common = sorted(set(ra) & set(rb))
     if not common or a == b:
         return None
-    d = np.concatenate([np.subtract(ra[k]["per_query"], rb[k]["per_query"]) for k in common])
+    folds = sorted({fold for fold, _ in common})
+    d = np.concatenate([np.mean([np.subtract(ra[k]["per_query"], rb[k]["per_query"])
+                                 for k in common if k[0] == fold], axis=0) for fold in folds])
     if not d.std() > 0:
         return 0.0, 0.0, 1.0, d.size
     half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
@@ -105,7 +112,7 @@ def _cell(result):
 def summarise(rows):
     """The markdown table of every (data set, target) in ``rows``."""
     lines = ["| data set | booster | target | method | runs | test mean ± 95% CI | trees | vs "
-             "SR-R1soft defaults (pts ± 95% CI, two-sided p) | vs the native |",
+             "the unit hessian (pts ± 95% CI, two-sided p) | vs the native |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     groups = dict.fromkeys((_label(r), r["booster"], r["target"]) for r in rows)
     for dataset, booster, target in sorted(groups, key=lambda g: (g[0], g[1], TARGETS.index(g[2]))):
@@ -167,7 +174,8 @@ def main(argv=None):
     table = summarise(rows)
     header = ("# StochasticRank's levers\n\nCommand: `python -m "
               "benchmarks.sr_levers` (see its docstring for the protocol); folds and seeds "
-              f"per data set {PLAN}; depth 6 unless the data set column says otherwise; at most "
+              f"per data set {PLAN}; depth 6 unless the data set column says otherwise; each "
+              "query's difference averaged over its fold's seeds; at most "
               f"{args.max_trees} trees. Test metrics x100, worst "
               "ties, queries without a relevant document skipped. Differences: mean paired "
               "per-query difference ± the 95% t half-width, two-sided paired t-test; n.s. = "

@@ -153,15 +153,15 @@ def test_sr_levers_study_runs_and_pairs_each_variant(tmp_path):
     from benchmarks import sr_levers
 
     args = ["--datasets", "mq2008", "--folds", "1", "--seeds", "0", "--targets", "NDCG@5",
-            "--variants", "SR-R1soft (defaults)", "hessian=abs_gradient", "--max-trees", "4",
+            "--variants", "SR-R1soft (unit hessian)", "hessian=abs_gradient", "--max-trees", "4",
             "--out", str(tmp_path)]
     rows = sr_levers.main(args)
-    assert [r["method"] for r in rows] == ["native LambdaMART", "SR-R1soft (defaults)",
+    assert [r["method"] for r in rows] == ["native LambdaMART", "SR-R1soft (unit hessian)",
                                            "hessian=abs_gradient"]
     assert all(r["booster"] == "lightgbm" and 1 <= r["n_trees"] <= 4 for r in rows)
     md = (tmp_path / "levers.md").read_text()
     line = next(x for x in md.splitlines() if "| hessian=abs_gradient |" in x)
-    assert line.count(" p = ") == 2     # paired with the defaults and with the native
+    assert line.count(" p = ") == 2     # paired with the unit hessian and with the native
     assert len(sr_levers.main(args)) == 3   # resumes: nothing retrained
     assert len((tmp_path / "levers.jsonl").read_text().splitlines()) == 3
 
