@@ -271,22 +271,26 @@ def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with
 def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
     """:func:`classic_pairs` and :func:`add_pair_derivatives` of one order in one pass, with
     the same floating-point operations in the same order (bit-identical), without storing the
-    pairs and without a branch on the labels: the neighbours ``x, y`` are updated at their own
-    addresses with the winner's sign chosen by value (``g - t`` is ``g + (-t)`` exactly), and a
-    pair of equal labels gets the weight 0, whose terms ``-/+ 0 rho`` and ``0 rho (1 - rho)``
-    leave ``grad`` and ``hess`` unchanged (they start at +0 and never hold -0). Returns the
-    loss term when ``with_loss`` (else 0)."""
+    pairs and without a branch on the labels: the neighbours ``x, y`` are updated with the
+    winner's sign chosen by value (``g - t`` is ``g + (-t)`` exactly), and a pair of equal
+    labels gets the weight 0, whose terms ``-/+ 0 rho`` and ``0 rho (1 - rho)`` leave ``grad``
+    and ``hess`` unchanged (they start at +0 and never hold -0). The document at position
+    ``p + 1`` is the next pair's ``x``: its running sums stay in registers between the two
+    pairs (the same additions in the same order, without a store and reload on the critical
+    path). Returns the loss term when ``with_loss`` (else 0)."""
     total = 0.0
     factor = CLASSIC_SCALE
-    for p in range(order.shape[0] - 1):
-        x = order[p]
-        y = order[p + 1]
-        lx = labels[x]
+    x = order[0]
+    lx = labels[x]
+    ex = e[x]
+    gx = grad[x]
+    hx = hess[x]
+    for p in range(1, order.shape[0]):
+        y = order[p]
         ly = labels[y]
+        ey = e[y]
         w = factor * abs(lx - ly)
         first = lx > ly  # x is the winner (when the labels differ)
-        ex = e[x]
-        ey = e[y]
         denominator = ex + ey
         if denominator > 1e-300:
             rho = (ey if first else ex) / denominator
@@ -294,14 +298,19 @@ def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
             rho = sigmoid(s[y] - s[x] if first else s[x] - s[y])
         t = w * rho
         tx = -t if first else t  # the winner's gradient term is -t, the loser's +t
-        grad[x] += tx
-        grad[y] += -tx
         h = w * rho * (1.0 - rho)
-        hess[x] += h
-        hess[y] += h
+        grad[x] = gx + tx
+        hess[x] = hx + h
+        gx = grad[y] + (-tx)
+        hx = hess[y] + h
         if with_loss and lx != ly:
             total += w * softplus(s[y] - s[x] if first else s[x] - s[y])
         factor *= decay
+        x = y
+        lx = ly
+        ex = ey
+    grad[x] = gx
+    hess[x] = hx
     return total
 
 
