@@ -151,6 +151,8 @@ class YetiRank(ObjectiveParams):
       :meth:`grad_hess` ``(grad, hess)`` float64 arrays; :meth:`loss` a float.
     """
 
+    _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
+
     _parameter_constraints = {
         "mode": choice(*YETI_MODES), "top": integer(1, optional=True),
         "num_neighbors": _num_neighbors, "permutations": integer(1),
@@ -192,36 +194,43 @@ class YetiRank(ObjectiveParams):
             noise_power=values["noise_power"], seed=values["seed"])
         return values
 
-    def _inputs(self, scores, labels, query_offsets):
-        """Validated arrays plus the DCG gains, discounts and per-query keep flags."""
-        p = self._checked()
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        mode = p["mode"]
-        if mode == "ERR" and labels.size and labels.max() > 1.0:
-            raise ValueError(f"labels must lie in [0, 1] for mode='ERR' (they are the "
-                             f"probabilities of relevance), got a maximum of {labels.max()}: "
-                             f"rescale them, e.g. (2**labels - 1) / 2**max_grade")
+    def _prepared(self, labels, offs, p):
+        """``(gains, keep, discounts)``: the per-document gains, the per-query keep flags (the
+        inverse IDCG for NDCG) and the per-position discounts of the DCG/NDCG modes."""
         n_max = int(np.diff(offs).max()) if offs.size > 1 else 0
-        keep = np.ones(offs.size - 1)
-        if mode in ("DCG", "NDCG"):
+        if p["mode"] not in ("DCG", "NDCG"):
+            return labels, np.ones(offs.size - 1), np.zeros(n_max + 1)
+        # They depend only on (labels, offsets), which a booster passes unchanged every
+        # iteration: cached (for NDCG the IDCG sort costs as much as the pairs of one or two
+        # permutations), keyed by the contents and compared exactly, as in StochasticRank: key
+        # and value in one tuple, read once and replaced by one assignment (thread safe).
+        key = (p["mode"], p["top"], p["dcg_type"], p["dcg_denominator"])
+        entry = self.__dict__.get("_prepared_entry")
+        if (entry is None or entry[0] != key or not np.array_equal(entry[1], labels)
+                or not np.array_equal(entry[2], offs)):
             gains = ndcg_gains(labels, "exp2" if p["dcg_type"] == "Exp" else "linear")
             top = n_max if p["top"] is None else p["top"]
             discount = dcg_discounts if p["dcg_denominator"] == "LogPosition" else \
                 reciprocal_weights
             discounts = discount(n_max, top)
-            if mode == "NDCG":
-                keep = inverse_ideal_dcg(gains, gains, offs, discounts, top)
-        else:
-            gains, discounts = labels, np.zeros(n_max + 1)
-        return scores, labels, gains, offs, keep, discounts, p["settings"]
+            keep = (inverse_ideal_dcg(gains, gains, offs, discounts, top) if p["mode"] == "NDCG"
+                    else np.ones(offs.size - 1))
+            entry = (key, labels.copy(), offs.copy(), (gains, keep, discounts))
+            self._prepared_entry = entry
+        return entry[3]
 
     def _compute(self, scores, labels, query_offsets, iteration, with_loss):
         iteration = check_iteration(iteration)
-        scores, labels, gains, offs, keep, discounts, settings = self._inputs(
-            scores, labels, query_offsets)
+        p = self._checked()
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        if p["mode"] == "ERR" and labels.size and labels.max() > 1.0:
+            raise ValueError(f"labels must lie in [0, 1] for mode='ERR' (they are the "
+                             f"probabilities of relevance), got a maximum of {labels.max()}: "
+                             f"rescale them, e.g. (2**labels - 1) / 2**max_grade")
         with threads_for(scores.shape[0], offs.shape[0] - 1):
-            return _k.yetirank_grad_hess(scores, labels, gains, offs, keep, discounts, settings,
-                                         iteration, with_loss)
+            gains, keep, discounts = self._prepared(labels, offs, p)
+            return _k.yetirank_grad_hess(scores, labels, gains, offs, keep, discounts,
+                                         p["settings"], iteration, with_loss)
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)`` of the pairwise logistic loss on the pairs of ``iteration``."""
