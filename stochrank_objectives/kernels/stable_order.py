@@ -1,6 +1,7 @@
 """Stable descending orders of float arrays (ties in input order) for the YetiRank kernels:
-:func:`top_order` (the first ``m`` positions, by a heap) and :func:`bucket_order` (the full
-order, by a bucket sort into a reusable :class:`SortWorkspace`).
+:func:`top_order` (the first ``m`` positions, by a heap) and :func:`bucket_order` /
+:func:`bucket_order_in_range` (the full order, by a bucket sort into a reusable
+:class:`SortWorkspace`).
 """
 
 from typing import NamedTuple
@@ -81,7 +82,7 @@ def sort_workspace(n):
 MAX_BUCKET = 64
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def bucket_order(z, work):
     """The stable descending order of ``z`` (ties in input order) into ``work.order[:n]``, by a
     bucket sort; returns False (``work`` then undefined) when it does not apply: a span of the
@@ -95,16 +96,24 @@ def bucket_order(z, work):
     order within each bucket, and an insertion sort that moves a value only past strictly
     smaller ones sorts the buckets: the result is the unique stable order, the same as a stable
     sort's, in ``O(n)`` expected steps for smooth values (noisy scores) instead of
-    ``O(n log n)``. (``error_model="numpy"``: the one division has a nonzero divisor, and
-    without Numba's zero check the bucket pass is vectorised.)
+    ``O(n log n)``. The work is :func:`bucket_order_in_range`'s.
     """
-    n = z.shape[0]
-    order, keys, bucket, counts = work
     hi = z[0]
     lo = z[0]
-    for i in range(n):
+    for i in range(z.shape[0]):
         hi = max(hi, z[i])
         lo = min(lo, z[i])
+    return bucket_order_in_range(z, lo, hi, work)
+
+
+@njit(cache=True, error_model="numpy")
+def bucket_order_in_range(z, lo, hi, work):
+    """:func:`bucket_order` given ``lo`` and ``hi``, the smallest and the largest value of
+    ``z`` (a caller that forms ``z`` gets them in the same pass). ``error_model="numpy"``: the
+    one division has a nonzero divisor, and without Numba's zero check the bucket pass is
+    vectorised."""
+    n = z.shape[0]
+    order, keys, bucket, counts = work
     span = hi - lo
     if span == 0.0:  # all equal (or one document): the input order
         for i in range(n):

@@ -18,15 +18,16 @@ One concern per function:
 Positions are 0-based here (the 1-based position of the formulas is ``p + 1``).
 """
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange, uint64
 
 from ._common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
-from .rng import LOGISTIC_SALT, fill_standard_logistic, fill_standard_normal, stream_key
-from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order, sort_workspace,  # noqa: F401
-                           top_order)
+from .rng import LOGISTIC_SALT, fill_logistic_ratios, fill_standard_normal, stream_key
+from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order,  # noqa: F401
+                           bucket_order_in_range, sort_workspace, top_order)
 
 MODE_CLASSIC = 0
 MODE_DCG = 1
@@ -67,29 +68,37 @@ class YetiSettings(NamedTuple):
 def noisy_order(s, noise, noise_power, stream, length, buf, work):
     """The first ``length`` positions (documents) of ``z = s + e`` sorted descending (stable:
     ties keep input order): :func:`top_order` when ``3 length <= len(s)``, else the full order
-    by :func:`bucket_order` (a view of ``work.order``) or, where that does not apply, a stable
-    merge sort.
+    by :func:`bucket_order_in_range` (a view of ``work.order``) or, where that does not apply,
+    a stable merge sort.
 
     ``e`` is permutation ``k`` of query ``q`` (``stream = (seed, iteration, q, k)``): standard
     logistic (``NOISE_LOGISTIC``, salted apart from the Gaussian streams), ``N(0,
     noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``;
-    ``work``: a :func:`sort_workspace` of at least ``len(s)``.
+    ``work``: a :func:`sort_workspace` of at least ``len(s)``. One pass forms ``z`` and its
+    range (for the logistic noise it also takes the logarithms of the odds, whose loop is
+    bound by the calls to ``log`` anyway).
     """
     seed, iteration, q, k = stream
     n = s.shape[0]
     if noise == NOISE_GAUSS:
         fill_standard_normal(stream_key(seed, iteration, q, k), buf)
-        for i in range(n):
-            buf[i] = s[i] + noise_power * buf[i]
     elif noise == NOISE_LOGISTIC:
-        fill_standard_logistic(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
-        for i in range(n):
-            buf[i] += s[i]
-    else:
-        buf[:] = s
+        fill_logistic_ratios(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
+    lo = np.inf
+    hi = -np.inf
+    for i in range(n):
+        if noise == NOISE_GAUSS:
+            z = s[i] + noise_power * buf[i]
+        elif noise == NOISE_LOGISTIC:
+            z = math.log(buf[i]) + s[i]  # fill_standard_logistic's draw, plus the score
+        else:
+            z = s[i]
+        buf[i] = z
+        lo = min(lo, z)
+        hi = max(hi, z)
     if 3 * length <= n:
         return top_order(buf, length)
-    if bucket_order(buf, work):
+    if bucket_order_in_range(buf, lo, hi, work):
         return work.order[:n]
     for i in range(n):
         buf[i] = -buf[i]
