@@ -89,15 +89,28 @@ def fill_standard_gumbel(key, out):
         out[i] = -math.log(-math.log(u))
 
 
-@njit(cache=True)
-def fill_standard_logistic(key, out):
-    """Fill ``out`` with standard logistic draws ``log(U / (1 - U))``, ``U`` uniform on the open
-    (0, 1) (mean 0, scale 1, standard deviation ``pi / sqrt(3)``)."""
+@njit(cache=True, error_model="numpy")
+def fill_logistic_ratios(key, out):
+    """Fill ``out`` with ``U / (1 - U)``, ``U`` uniform on the open (0, 1) from the stream
+    ``key``: the odds whose logarithms are the standard logistic draws of
+    :func:`fill_standard_logistic`. A loop without calls or a zero-divisor check (``1 - U >=
+    2^-54``; ``error_model="numpy"``), which the compiler vectorises."""
     state = key
     for i in range(out.shape[0]):
         state += _GOLDEN
         u = (float(_mix64(state) >> uint64(11)) + 0.5) * _INV_2_53
-        out[i] = math.log(u / (1.0 - u))
+        out[i] = u / (1.0 - u)
+
+
+@njit(cache=True)
+def fill_standard_logistic(key, out):
+    """Fill ``out`` with standard logistic draws ``log(U / (1 - U))``, ``U`` uniform on the open
+    (0, 1) (mean 0, scale 1, standard deviation ``pi / sqrt(3)``): the logarithms of
+    :func:`fill_logistic_ratios` (two passes, so that the first is vectorised; the same
+    operations on the same values as one pass)."""
+    fill_logistic_ratios(key, out)
+    for i in range(out.shape[0]):
+        out[i] = math.log(out[i])
 
 
 @njit(cache=True, parallel=True)

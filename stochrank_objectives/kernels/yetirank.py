@@ -5,8 +5,9 @@ definitions and their sources).
 One concern per function:
 
 * :func:`noisy_order` -- the order of one permutation: the query's scores plus the noise of the
-  stream keyed by ``(seed, iteration, query, permutation)``, stable-sorted descending (only the
-  leading positions the pairs can reach, :func:`needed_positions`, by :func:`top_order`);
+  stream keyed by ``(seed, iteration, query, permutation)``, stable-sorted descending (a bucket
+  sort; where it declines, only the leading positions the pairs can reach,
+  :func:`needed_positions`, by :func:`top_order`);
 * :func:`permutation_pairs` -- the weighted pairs ``(winner, loser, w)`` of one order
   (:func:`classic_pairs` for YetiRank, :func:`yetiloss_pairs` for the metric modes);
 * :func:`add_pair_derivatives` -- the gradient and diagonal hessian of
@@ -18,15 +19,16 @@ One concern per function:
 Positions are 0-based here (the 1-based position of the formulas is ``p + 1``).
 """
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange, uint64
 
 from ._common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
-from .rng import LOGISTIC_SALT, fill_standard_logistic, fill_standard_normal, stream_key
-from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order, sort_workspace,  # noqa: F401
-                           top_order)
+from .rng import LOGISTIC_SALT, fill_logistic_ratios, fill_standard_normal, stream_key
+from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order,  # noqa: F401
+                           bucket_order_in_range, sort_workspace, top_order)
 
 MODE_CLASSIC = 0
 MODE_DCG = 1
@@ -66,31 +68,41 @@ class YetiSettings(NamedTuple):
 @njit(cache=True)
 def noisy_order(s, noise, noise_power, stream, length, buf, work):
     """The first ``length`` positions (documents) of ``z = s + e`` sorted descending (stable:
-    ties keep input order): :func:`top_order` when ``3 length <= len(s)``, else the full order
-    by :func:`bucket_order` (a view of ``work.order``) or, where that does not apply, a stable
-    merge sort.
+    ties keep input order): the full order by :func:`bucket_order_in_range` (a view of
+    ``work.order``), or where that does not apply :func:`top_order` when ``3 length <=
+    len(s)``, else a stable merge sort. (The bucket sort of all ``n`` documents is faster than
+    the heap's first ``length``, even for ``length`` 11 of 120: the heap's comparisons are
+    unpredictable branches.)
 
     ``e`` is permutation ``k`` of query ``q`` (``stream = (seed, iteration, q, k)``): standard
     logistic (``NOISE_LOGISTIC``, salted apart from the Gaussian streams), ``N(0,
     noise_power^2)`` (``NOISE_GAUSS``) or 0 (``NOISE_NONE``). ``buf``: scratch of ``len(s)``;
-    ``work``: a :func:`sort_workspace` of at least ``len(s)``.
+    ``work``: a :func:`sort_workspace` of at least ``len(s)``. One pass forms ``z`` and its
+    range (for the logistic noise it also takes the logarithms of the odds, whose loop is
+    bound by the calls to ``log`` anyway).
     """
     seed, iteration, q, k = stream
     n = s.shape[0]
     if noise == NOISE_GAUSS:
         fill_standard_normal(stream_key(seed, iteration, q, k), buf)
-        for i in range(n):
-            buf[i] = s[i] + noise_power * buf[i]
     elif noise == NOISE_LOGISTIC:
-        fill_standard_logistic(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
-        for i in range(n):
-            buf[i] += s[i]
-    else:
-        buf[:] = s
+        fill_logistic_ratios(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
+    lo = np.inf
+    hi = -np.inf
+    for i in range(n):
+        if noise == NOISE_GAUSS:
+            z = s[i] + noise_power * buf[i]
+        elif noise == NOISE_LOGISTIC:
+            z = math.log(buf[i]) + s[i]  # fill_standard_logistic's draw, plus the score
+        else:
+            z = s[i]
+        buf[i] = z
+        lo = min(lo, z)
+        hi = max(hi, z)
+    if bucket_order_in_range(buf, lo, hi, work):
+        return work.order[:n]
     if 3 * length <= n:
         return top_order(buf, length)
-    if bucket_order(buf, work):
-        return work.order[:n]
     for i in range(n):
         buf[i] = -buf[i]
     return np.argsort(buf, kind="mergesort")  # ascending -z: descending z, ties in input order
@@ -271,22 +283,26 @@ def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with
 def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
     """:func:`classic_pairs` and :func:`add_pair_derivatives` of one order in one pass, with
     the same floating-point operations in the same order (bit-identical), without storing the
-    pairs and without a branch on the labels: the neighbours ``x, y`` are updated at their own
-    addresses with the winner's sign chosen by value (``g - t`` is ``g + (-t)`` exactly), and a
-    pair of equal labels gets the weight 0, whose terms ``-/+ 0 rho`` and ``0 rho (1 - rho)``
-    leave ``grad`` and ``hess`` unchanged (they start at +0 and never hold -0). Returns the
-    loss term when ``with_loss`` (else 0)."""
+    pairs and without a branch on the labels: the neighbours ``x, y`` are updated with the
+    winner's sign chosen by value (``g - t`` is ``g + (-t)`` exactly), and a pair of equal
+    labels gets the weight 0, whose terms ``-/+ 0 rho`` and ``0 rho (1 - rho)`` leave ``grad``
+    and ``hess`` unchanged (they start at +0 and never hold -0). The document at position
+    ``p + 1`` is the next pair's ``x``: its running sums stay in registers between the two
+    pairs (the same additions in the same order, without a store and reload on the critical
+    path). Returns the loss term when ``with_loss`` (else 0)."""
     total = 0.0
     factor = CLASSIC_SCALE
-    for p in range(order.shape[0] - 1):
-        x = order[p]
-        y = order[p + 1]
-        lx = labels[x]
+    x = order[0]
+    lx = labels[x]
+    ex = e[x]
+    gx = grad[x]
+    hx = hess[x]
+    for p in range(1, order.shape[0]):
+        y = order[p]
         ly = labels[y]
+        ey = e[y]
         w = factor * abs(lx - ly)
         first = lx > ly  # x is the winner (when the labels differ)
-        ex = e[x]
-        ey = e[y]
         denominator = ex + ey
         if denominator > 1e-300:
             rho = (ey if first else ex) / denominator
@@ -294,14 +310,19 @@ def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
             rho = sigmoid(s[y] - s[x] if first else s[x] - s[y])
         t = w * rho
         tx = -t if first else t  # the winner's gradient term is -t, the loser's +t
-        grad[x] += tx
-        grad[y] += -tx
         h = w * rho * (1.0 - rho)
-        hess[x] += h
-        hess[y] += h
+        grad[x] = gx + tx
+        hess[x] = hx + h
+        gx = grad[y] + (-tx)
+        hx = hess[y] + h
         if with_loss and lx != ly:
             total += w * softplus(s[y] - s[x] if first else s[x] - s[y])
         factor *= decay
+        x = y
+        lx = ly
+        ex = ey
+    grad[x] = gx
+    hess[x] = hx
     return total
 
 

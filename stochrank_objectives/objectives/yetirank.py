@@ -117,15 +117,17 @@ class YetiRank(ObjectiveParams):
 
     Speed (``python -m benchmarks.training_speed --objective yetirank|yetiloss --docs 20000
     --iterations 30 --rounds 5 --threads 1 2``, ``benchmarks/results/training_speed_yeti*.txt``,
-    a shared 2-core machine): per tree, Classic is 1.22x / 1.24x (1 / 2 threads) LightGBM's
-    ``lambdarank``, 1.26x / 1.12x XGBoost's ``rank:ndcg``, 0.88x / 0.90x CatBoost's
-    ``LambdaMart`` (and 0.25x CatBoost's native ``YetiRank``); ``mode="NDCG", top=10``: 1.35x /
-    1.40x, 0.78x / 0.76x, 0.93x / 0.95x. Where above the 1.2x target, the objective holds it:
-    it takes 60% (LightGBM) and 43% (XGBoost) of a Classic iteration, about 8.5 ms per 20k
-    documents against the ~3-4 ms the native LambdaMART adds to the booster's regression floor,
-    since every one of the 10 permutations draws noise for and orders every document (in the
-    kernel: noise ~1.3 ms, bucket sort ~1.8 ms, pairs and derivatives ~0.7 ms); the booster's
-    own tree building is at its floor.
+    a shared 2-core machine): per tree, Classic is 1.19x / 1.13x (1 / 2 threads) LightGBM's
+    ``lambdarank``, 1.00x / 0.99x XGBoost's ``rank:ndcg``, 0.75x / 0.71x CatBoost's
+    ``LambdaMart`` (and 0.22x CatBoost's native ``YetiRank``); ``mode="NDCG", top=10``: 1.08x /
+    1.06x, 0.44x / 0.43x, 0.74x / 0.62x: within the 1.2x target everywhere, narrowly for
+    Classic with LightGBM (1.11x in a run the same hour). The objective takes about 3.2 ms per
+    20k documents (38% of a LightGBM Classic iteration, whose native LambdaMART adds ~2.5 ms to
+    the regression floor): every one of the 10 permutations draws noise for and orders every
+    document (in the kernel: noise ~1.0 ms, nearly all of it the calls to ``log``; bucket sort
+    ~0.95 ms; pairs and derivatives ~0.6 ms). The previous kernel, measured the same way under
+    the same load (``training_speed_yetirank_before_5d7306b.txt``), took 4.5 ms: Classic was
+    1.31x / 1.29x LightGBM's ``lambdarank``.
 
     Source: Gulin, Kuralenok, Pavlov, "Winning the transfer learning track of Yahoo!'s learning
     to rank challenge with YetiRank", JMLR W&CP 14 (2011); Lyzhin, Ustimenko, Gulin,
@@ -150,6 +152,8 @@ class YetiRank(ObjectiveParams):
     Returns:
       :meth:`grad_hess` ``(grad, hess)`` float64 arrays; :meth:`loss` a float.
     """
+
+    _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
 
     _parameter_constraints = {
         "mode": choice(*YETI_MODES), "top": integer(1, optional=True),
@@ -192,36 +196,43 @@ class YetiRank(ObjectiveParams):
             noise_power=values["noise_power"], seed=values["seed"])
         return values
 
-    def _inputs(self, scores, labels, query_offsets):
-        """Validated arrays plus the DCG gains, discounts and per-query keep flags."""
-        p = self._checked()
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        mode = p["mode"]
-        if mode == "ERR" and labels.size and labels.max() > 1.0:
-            raise ValueError(f"labels must lie in [0, 1] for mode='ERR' (they are the "
-                             f"probabilities of relevance), got a maximum of {labels.max()}: "
-                             f"rescale them, e.g. (2**labels - 1) / 2**max_grade")
+    def _prepared(self, labels, offs, p):
+        """``(gains, keep, discounts)``: the per-document gains, the per-query keep flags (the
+        inverse IDCG for NDCG) and the per-position discounts of the DCG/NDCG modes."""
         n_max = int(np.diff(offs).max()) if offs.size > 1 else 0
-        keep = np.ones(offs.size - 1)
-        if mode in ("DCG", "NDCG"):
+        if p["mode"] not in ("DCG", "NDCG"):
+            return labels, np.ones(offs.size - 1), np.zeros(n_max + 1)
+        # They depend only on (labels, offsets), which a booster passes unchanged every
+        # iteration: cached (for NDCG the IDCG sort costs as much as the pairs of one or two
+        # permutations), keyed by the contents and compared exactly, as in StochasticRank: key
+        # and value in one tuple, read once and replaced by one assignment (thread safe).
+        key = (p["mode"], p["top"], p["dcg_type"], p["dcg_denominator"])
+        entry = self.__dict__.get("_prepared_entry")
+        if (entry is None or entry[0] != key or not np.array_equal(entry[1], labels)
+                or not np.array_equal(entry[2], offs)):
             gains = ndcg_gains(labels, "exp2" if p["dcg_type"] == "Exp" else "linear")
             top = n_max if p["top"] is None else p["top"]
             discount = dcg_discounts if p["dcg_denominator"] == "LogPosition" else \
                 reciprocal_weights
             discounts = discount(n_max, top)
-            if mode == "NDCG":
-                keep = inverse_ideal_dcg(gains, gains, offs, discounts, top)
-        else:
-            gains, discounts = labels, np.zeros(n_max + 1)
-        return scores, labels, gains, offs, keep, discounts, p["settings"]
+            keep = (inverse_ideal_dcg(gains, gains, offs, discounts, top) if p["mode"] == "NDCG"
+                    else np.ones(offs.size - 1))
+            entry = (key, labels.copy(), offs.copy(), (gains, keep, discounts))
+            self._prepared_entry = entry
+        return entry[3]
 
     def _compute(self, scores, labels, query_offsets, iteration, with_loss):
         iteration = check_iteration(iteration)
-        scores, labels, gains, offs, keep, discounts, settings = self._inputs(
-            scores, labels, query_offsets)
+        p = self._checked()
+        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        if p["mode"] == "ERR" and labels.size and labels.max() > 1.0:
+            raise ValueError(f"labels must lie in [0, 1] for mode='ERR' (they are the "
+                             f"probabilities of relevance), got a maximum of {labels.max()}: "
+                             f"rescale them, e.g. (2**labels - 1) / 2**max_grade")
         with threads_for(scores.shape[0], offs.shape[0] - 1):
-            return _k.yetirank_grad_hess(scores, labels, gains, offs, keep, discounts, settings,
-                                         iteration, with_loss)
+            gains, keep, discounts = self._prepared(labels, offs, p)
+            return _k.yetirank_grad_hess(scores, labels, gains, offs, keep, discounts,
+                                         p["settings"], iteration, with_loss)
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
         """``(grad, hess)`` of the pairwise logistic loss on the pairs of ``iteration``."""
