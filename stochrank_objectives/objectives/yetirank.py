@@ -20,12 +20,14 @@ from ..kernels import yetirank as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..metric_spec import ndcg_gains
 from ..validation import choice, integer, real, seed
+from ._estimator import unit_mean_hessian
 from ._protocol import ObjectiveParams, check_iteration
 
-__all__ = ["YetiRank", "YETI_MODES", "YETI_NOISES"]
+__all__ = ["YetiRank", "YETI_MODES", "YETI_NOISES", "YETI_HESSIAN_SCALES"]
 
 YETI_MODES = ("Classic", "DCG", "NDCG", "MRR", "ERR", "MAP")
 YETI_NOISES = ("Gumbel", "Gauss", "No")
+YETI_HESSIAN_SCALES = ("unit_mean", "raw")
 _MODE_CODES = dict(zip(YETI_MODES, (_k.MODE_CLASSIC, _k.MODE_DCG, _k.MODE_NDCG, _k.MODE_MRR,
                                     _k.MODE_ERR, _k.MODE_MAP)))
 _NOISE_CODES = {"Gumbel": _k.NOISE_LOGISTIC, "Gauss": _k.NOISE_GAUSS, "No": _k.NOISE_NONE}
@@ -92,8 +94,12 @@ class YetiRank(ObjectiveParams):
 
     The hessian is the exact diagonal above (weights fixed): a Newton leaf ``-sum grad / sum
     hess`` is then CatBoost's YetiRank leaf value. It is small (about 0.01 to 0.1 per document),
-    so keep the booster's minimum leaf hessian small (XGBoost ``min_child_weight``, LightGBM
-    ``min_sum_hessian_in_leaf``) and its L2 regularisation at 0 to match CatBoost.
+    which would make the boosters' leaf regularisers -- XGBoost ``min_child_weight = 1`` and
+    ``reg_lambda = 1``, CatBoost ``l2_leaf_reg = 3`` -- forbid or shrink most leaves, so by
+    default (``hessian_scale="unit_mean"``) gradient and hessian are both divided by the mean
+    hessian of the call: the same Newton leaves without L2, and those defaults keep the meaning
+    they have for a unit hessian. ``hessian_scale="raw"`` returns the derivatives of
+    :meth:`loss` themselves; either way L2 = 0 gives CatBoost's leaves.
 
     Deliberate differences from CatBoost 1.2.10 (whose derivatives this reproduces exactly
     for ``noise="No"``, and in expectation otherwise):
@@ -148,6 +154,7 @@ class YetiRank(ObjectiveParams):
       dcg_type: DCG/NDCG gain, ``"Base"`` (``r``, default) or ``"Exp"`` (``2^r - 1``).
       dcg_denominator: DCG/NDCG discount, ``"LogPosition"`` (default) or ``"Position"``.
       seed: noise seed (>= 0).
+      hessian_scale: ``"unit_mean"`` (default: ``(grad, hess) / mean(hess)``) or ``"raw"``.
 
     Returns:
       :meth:`grad_hess` ``(grad, hess)`` float64 arrays; :meth:`loss` a float.
@@ -161,12 +168,14 @@ class YetiRank(ObjectiveParams):
         "decay": real(gt=0.0, le=1.0), "noise": choice(*YETI_NOISES),
         "noise_power": real(gt=0.0), "dcg_type": choice("Base", "Exp"),
         "dcg_denominator": choice("LogPosition", "Position"), "seed": seed,
+        "hessian_scale": choice(*YETI_HESSIAN_SCALES),
     }
 
     def __init__(self, mode: str = "Classic", top: int | None = None, num_neighbors: int = 1,
                  permutations: int = 10, decay: float = 0.85, noise: str = "Gumbel",
                  noise_power: float = 1.0, dcg_type: str = "Base",
-                 dcg_denominator: str = "LogPosition", seed: int = 0):
+                 dcg_denominator: str = "LogPosition", seed: int = 0,
+                 hessian_scale: str = "unit_mean"):
         self.mode = mode
         self.top = top
         self.num_neighbors = num_neighbors
@@ -177,6 +186,7 @@ class YetiRank(ObjectiveParams):
         self.dcg_type = dcg_type
         self.dcg_denominator = dcg_denominator
         self.seed = seed
+        self.hessian_scale = hessian_scale
 
     def _check_together(self, values: dict) -> dict:
         for name, (default, applies) in _APPLIES.items():
@@ -235,8 +245,11 @@ class YetiRank(ObjectiveParams):
                                          p["settings"], iteration, with_loss)
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
-        """``(grad, hess)`` of the pairwise logistic loss on the pairs of ``iteration``."""
+        """``(grad, hess)`` of the pairwise logistic loss on the pairs of ``iteration``, divided
+        by the mean hessian unless ``hessian_scale="raw"``."""
         _, grad, hess = self._compute(scores, labels, query_offsets, iteration, False)
+        if self._checked()["hessian_scale"] == "unit_mean":
+            return unit_mean_hessian(grad, hess)
         return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:

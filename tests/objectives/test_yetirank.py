@@ -77,7 +77,8 @@ def test_noise_free_derivatives_match_the_brute_force(mode):
         offs = np.concatenate([[0], np.cumsum(sizes)])
         scores, labels = random_query(rng, int(offs[-1]), mode)
         options = mode_options(mode, rng)
-        obj = YetiRank(mode=mode, noise="No", permutations=int(rng.integers(1, 4)), **options)
+        obj = YetiRank(mode=mode, noise="No", permutations=int(rng.integers(1, 4)),
+                       hessian_scale="raw", **options)
         grad, hess = obj.grad_hess(scores, labels, offs, iteration=int(rng.integers(5)))
         loss, want_grad, want_hess = reference_grad_hess(scores, labels, offs, mode, options)
         np.testing.assert_allclose(grad, want_grad, rtol=1e-12, atol=1e-14)
@@ -88,11 +89,26 @@ def test_noise_free_derivatives_match_the_brute_force(mode):
 def test_worked_example():
     # f = (0.5, 1.0, -0.2, 0.3), r = (2, 0, 1, 3): order d1, d0, d3, d2
     f, r, offs = np.array([0.5, 1.0, -0.2, 0.3]), np.array([2.0, 0.0, 1.0, 3.0]), [0, 4]
-    grad, hess = YetiRank(noise="No").grad_hess(f, r, offs)
+    grad, hess = YetiRank(noise="No", hessian_scale="raw").grad_hess(f, r, offs)
     np.testing.assert_allclose(-grad, [0.116634, -0.186738, -0.081832, 0.151936], atol=1e-6)
     np.testing.assert_allclose(hess, [0.102059, 0.070501, 0.050937, 0.082495], atol=1e-6)
-    grad, _ = YetiRank(mode="NDCG", noise="No").grad_hess(f, r, offs)
+    grad, _ = YetiRank(mode="NDCG", noise="No", hessian_scale="raw").grad_hess(f, r, offs)
     np.testing.assert_allclose(-grad, [0.081370, -0.096488, -0.010993, 0.026110], atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["Classic", "NDCG", "MRR"])
+def test_unit_mean_scale_keeps_the_newton_leaves(mode):
+    rng = np.random.default_rng(4)
+    offs = np.array([0, 9, 20, 31])
+    scores, labels = rng.normal(size=31), rng.integers(0, 3, 31).astype(float)
+    raw = YetiRank(mode=mode, seed=2, hessian_scale="raw").grad_hess(scores, labels, offs, 1)
+    g, h = YetiRank(mode=mode, seed=2).grad_hess(scores, labels, offs, 1)
+    assert h.mean() == pytest.approx(1.0, rel=1e-12) and raw[1].mean() < 0.5
+    np.testing.assert_allclose(g * raw[1].mean(), raw[0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h * raw[1].mean(), raw[1], rtol=1e-12, atol=1e-15)
+    leaf = slice(3, 17)
+    assert g[leaf].sum() / h[leaf].sum() == pytest.approx(raw[0][leaf].sum() / raw[1][leaf].sum(),
+                                                          rel=1e-12)
 
 
 @pytest.mark.parametrize("noise", ["No", "Gumbel", "Gauss"])
@@ -103,7 +119,7 @@ def test_derivatives_are_the_finite_differences_of_the_loss(mode, noise):
     rng = np.random.default_rng(10 + MODES.index(mode))
     scores, labels = random_query(rng, 7, mode)
     offs = np.array([0, 3, 7])
-    obj = YetiRank(mode=mode, noise=noise, permutations=4, seed=5)
+    obj = YetiRank(mode=mode, noise=noise, permutations=4, seed=5, hessian_scale="raw")
     grad, hess = obj.grad_hess(scores, labels, offs, iteration=2)
     eps = 1e-6
     for i in range(scores.size):
@@ -152,7 +168,8 @@ def test_mean_gradient_is_the_expectation_over_the_noise(mode, noise, power):
     labels = np.array([1.0, 0.0, 0.5, 0.2]) if mode == "ERR" else np.array([2.0, 0.0, 1.0, 3.0])
     opts = {} if mode == "Classic" else dict(num_neighbors=2)
     extra = {} if noise != "Gauss" else dict(noise_power=power)
-    obj = YetiRank(mode=mode, noise=noise, permutations=400_000, seed=3, **opts, **extra)
+    obj = YetiRank(mode=mode, noise=noise, permutations=400_000, seed=3, hessian_scale="raw",
+                   **opts, **extra)
     grad, _ = obj.grad_hess(scores, labels, [0, 4])
     want = numpy_expected_grad(scores, labels, mode, noise, power,
                                neighbors=opts.get("num_neighbors", 1))
