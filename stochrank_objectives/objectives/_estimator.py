@@ -289,7 +289,8 @@ def unit_mean_hessian(grad, hess):
     mean = float(hess.mean()) if hess.size else 0.0
     if not mean > 0.0:
         return grad, hess
-    return grad / mean, hess / mean
+    scale = 1.0 / mean
+    return grad * scale, hess * scale
 
 
 def annealed_sigma(sigma, sigma_min, half_life, iteration):
