@@ -259,7 +259,10 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
     hessian positive; it is relative, so ``h`` scales as ``1 / a^2`` when the scores (and
     with relative smoothing ``s``) scale by ``a``. All gradients zero: a unit hessian.
     """
-    scale = np.repeat(query_noise_scale(scores, offs, sigma, nu, relative), np.diff(offs))
+    # threads_for: a parallel kernel launched with every thread costs milliseconds on small data
+    with threads_for(scores.shape[0], offs.shape[0] - 1):
+        per_query = query_noise_scale(scores, offs, sigma, nu, relative)
+    scale = np.repeat(per_query, np.diff(offs))
     h = np.abs(grad) / scale
     mean = float(h.mean()) if h.size else 0.0
     if not mean > 0.0:
