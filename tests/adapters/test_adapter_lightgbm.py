@@ -41,7 +41,7 @@ def _sglb_reference(X, y, offs, objective, sglb, n_trees, params):
     for t in range(n_trees):
         S = sglb.shrink * F
         grad, hess = objective.grad_hess(S, y, offs, iteration=t)
-        grad = grad + sglb.noise(y.size, t)
+        grad = grad + np.sqrt(hess) * sglb.noise(y.size, t)  # preconditioned noise
         fixed = (lambda preds, data, g=grad, h=hess: (g, h))
         booster = lgb.train({**params, "objective": fixed, "learning_rate": sglb.learning_rate},
                             _dataset(X, y, offs, init_score=S), 1)

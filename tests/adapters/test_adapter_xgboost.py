@@ -47,7 +47,7 @@ def _sglb_reference(X, y, qid, objective, sglb, n_trees, params, base_score=0.0)
 
         def fixed(predt, dtrain, t=t):
             grad, hess = objective.grad_hess(predt.astype(np.float64), y, offs, iteration=t)
-            return grad + sglb.noise(y.size, t), hess
+            return grad + np.sqrt(hess) * sglb.noise(y.size, t), hess  # preconditioned
 
         booster = xgb.train({**params, "base_score": 0.0, "learning_rate": sglb.learning_rate},
                             dmat, 1, obj=fixed)
