@@ -1,7 +1,8 @@
-"""StochasticRank against each booster's native LambdaMART at MSLR-WEB30K's scale.
+"""StochasticRank (or YetiRank) against each booster's native LambdaMART at MSLR-WEB30K's scale.
 
     python -m benchmarks.scale [--docs 3770000] [--features 136] [--trees 100] [--threads 2]
                                [--boosters lightgbm xgboost catboost] [--rounds 1]
+                               [--objective stochasticrank|yetirank]
                                [--data-cache DIR] [--out benchmarks/results]
 
 Data: :func:`benchmarks.training_speed.make_data` -- MSLR-shaped queries (log-normal sizes of
@@ -22,6 +23,10 @@ evaluation set:
 * ``sr``: the package's ``StochasticLGBMRanker`` / ``StochasticXGBRanker`` /
   ``StochasticCatBoostRanker`` with ``StochasticRank(metric="NDCG", top=5)`` (the defaults),
   wrapped in a timer that records the seconds spent inside ``grad_hess``.
+  With ``--objective yetirank`` the package's ``YetiRank()`` (Classic, its defaults: 10 noisy
+  permutations per query and call, seed 0) in place of StochasticRank, through the same
+  rankers and timer; the rows say YetiRank, the kind stays ``sr`` in the JSON (as do the
+  summaries' ``sr_*`` keys: the package's objective, named by the JSON's ``objective``).
 * ``python_floor`` (CatBoost only): ``CatBoost`` with :class:`NumpyRMSE`, RMSE derivatives
   computed in NumPy -- what CatBoost's own Python-objective interface costs per tree, with
   nothing of this package in it.
@@ -38,7 +43,10 @@ alternating order over ``--rounds``.
 
 Targets (issue 16, item 5): SR seconds per tree <= 1.2x the native LambdaMART in LightGBM and
 XGBoost, <= 1.0x in CatBoost; peak RSS <= 2.5x the float32 feature matrix for LightGBM and
-XGBoost. Output: ``<out>/<name>.md`` and ``<out>/<name>.json`` (``--name scale``).
+XGBoost. YetiRank (issue 22, item 1): <= 1.2x the native LambdaMART per tree in every booster.
+Output: ``<out>/<name>.md`` and ``<out>/<name>.json`` (``--name``: ``scale``, with YetiRank
+``scale_yetirank``). A run smaller than MSLR-WEB30K's (``--docs`` or ``--trees`` below the
+defaults) says so in its header.
 """
 
 from __future__ import annotations
@@ -57,7 +65,12 @@ from pathlib import Path
 
 import numpy as np
 
-TARGET_TREE_RATIO = {"lightgbm": 1.2, "xgboost": 1.2, "catboost": 1.0}
+OBJECTIVES = ("stochasticrank", "yetirank")
+#: per objective: the package's objective's seconds per tree / the native LambdaMART's
+TARGET_TREE_RATIO = {"stochasticrank": {"lightgbm": 1.2, "xgboost": 1.2, "catboost": 1.0},
+                     "yetirank": {"lightgbm": 1.2, "xgboost": 1.2, "catboost": 1.2}}
+#: the package's objective in row labels and ratio lines
+LABEL = {"stochasticrank": "SR", "yetirank": "YetiRank"}
 TARGET_RSS_RATIO = {"lightgbm": 2.5, "xgboost": 2.5}
 BOOSTERS = ("lightgbm", "xgboost", "catboost")
 NATIVE_NAME = {"lightgbm": "lambdarank", "xgboost": "rank:ndcg",
@@ -69,6 +82,14 @@ BINS = 255
 DEPTH = 6
 LEARNING_RATE = 0.1
 TOP = 5
+FULL_SIZE = {"docs": 3_770_000, "trees": 100}  # MSLR-WEB30K's documents; the paper's trees
+
+
+def make_objective(name: str):
+    """The package's objective of the ``sr`` configurations, at its defaults."""
+    from stochrank_objectives import StochasticRank, YetiRank
+
+    return StochasticRank(metric="NDCG", top=TOP) if name == "stochasticrank" else YetiRank()
 
 
 # -- data (parent) -----------------------------------------------------------------------------
@@ -242,16 +263,14 @@ def _busy_seconds(spans) -> float:
 
 
 def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
-              warmup: int) -> dict:
+              warmup: int, objective_name: str = "stochasticrank") -> dict:
     """Train one configuration on the saved data; the measurements as a dict."""
     import numba
-
-    from stochrank_objectives import StochasticRank
 
     from .training_speed import TimedObjective
 
     numba.set_num_threads(threads)
-    objective = TimedObjective(StochasticRank(metric="NDCG", top=TOP))
+    objective = TimedObjective(make_objective(objective_name))
     rng = np.random.default_rng(1)  # compile (or load from cache) the kernels: never timed
     objective.grad_hess(rng.standard_normal(40), np.arange(40) % 5.0, np.array([0, 20, 40]))
     objective.calls.clear()
@@ -298,7 +317,8 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
     per_tree = np.diff(marks[:, 0])[warmup:]
     cpu_per_tree = np.diff(marks[:, 1])[warmup:]
     load = marks[0, 0] - start - float(np.median(per_tree))
-    result = dict(booster=booster, kind=kind, trees=trees, threads=threads,
+    result = dict(booster=booster, kind=kind, objective=objective_name, trees=trees,
+                  threads=threads,
                   seconds_per_tree=float(np.median(per_tree)),
                   cpu_seconds_per_tree=float(np.median(cpu_per_tree)),
                   per_tree_quartiles=[float(q) for q in np.percentile(per_tree, [25, 75])],
@@ -319,7 +339,8 @@ def spawn(booster: str, kind: str, folder: Path, args) -> dict:
     """One configuration in a fresh interpreter (its own peak RSS); its result dict."""
     cmd = [sys.executable, "-m", "benchmarks.scale", "--child", booster, kind,
            "--data-cache", str(folder), "--trees", str(args.trees),
-           "--threads", str(args.threads), "--warmup", str(args.warmup)]
+           "--threads", str(args.threads), "--warmup", str(args.warmup),
+           "--objective", args.objective]
     root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see benchmarks.training_speed
@@ -340,20 +361,22 @@ def _median(values):
     return float(np.median(values))
 
 
-def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
+def summarise(runs: list[dict], boosters, x_bytes: int, emit,
+              objective: str = "stochasticrank") -> list[dict]:
     """The table and the target lines; returns one summary per booster."""
+    ours = LABEL[objective]
     emit("| booster | variant | s/tree (IQR) | CPU s/tree | in adapter / grad_hess s/tree | "
          "load s | fit s | peak RSS GiB (x features) | RSS after imports / data GiB |")
     emit("|---|---|---|---|---|---|---|---|---|")
     for r in runs:
-        ours = ("" if r["kind"] != "sr" else f"{r.get('adapter_seconds_per_tree', np.nan):.3f}"
-                f" / {r['grad_hess_seconds_per_tree']:.3f}")
+        spent = ("" if r["kind"] != "sr" else f"{r.get('adapter_seconds_per_tree', np.nan):.3f}"
+                 f" / {r['grad_hess_seconds_per_tree']:.3f}")
         q1, q3 = r["per_tree_quartiles"]
-        label = {"sr": "SR", "python_floor": "RMSE in Python (interface floor)"}.get(
+        label = {"sr": ours, "python_floor": "RMSE in Python (interface floor)"}.get(
             r["kind"], NATIVE_NAME[r["booster"]])
         emit(f"| {r['booster']} | {label} | "
              f"{r['seconds_per_tree']:.3f} ({q1:.3f}-{q3:.3f}) | "
-             f"{r.get('cpu_seconds_per_tree', np.nan):.3f} | {ours} | "
+             f"{r.get('cpu_seconds_per_tree', np.nan):.3f} | {spent} | "
              f"{r['load_seconds']:.1f} | "
              f"{r['fit_seconds']:.1f} | {r['peak_rss_bytes'] / GIB:.2f} "
              f"({r['peak_rss_bytes'] / x_bytes:.2f}x) | {r['rss_after_imports_bytes'] / GIB:.2f}"
@@ -366,7 +389,7 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
         sr = [r for r in mine if r["kind"] == "sr"]
         per_round = [s["seconds_per_tree"] / n["seconds_per_tree"] for n, s in zip(native, sr)]
         ratio = _median(per_round)
-        target = TARGET_TREE_RATIO[booster]
+        target = TARGET_TREE_RATIO[objective][booster]
         sr_rss = max(r["peak_rss_bytes"] for r in sr) / x_bytes
         native_rss = max(r["peak_rss_bytes"] for r in native) / x_bytes
         # without the interpreter and the libraries (what dominates a tiny run)
@@ -395,14 +418,14 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
                        load_ratio=_median([s["load_seconds"] / n["load_seconds"]
                                            for n, s in zip(native, sr)]))
         summaries.append(summary)
-        line = (f"- {booster}: SR {ratio:.2f}x {NATIVE_NAME[booster]} per tree "
+        line = (f"- {booster}: {ours} {ratio:.2f}x {NATIVE_NAME[booster]} per tree "
                 f"(rounds {', '.join(f'{v:.2f}' for v in per_round)}); target <= {target:g}x: "
                 f"{'met' if summary['tree_met'] else 'MISSED'}; in CPU seconds {cpu_ratio:.2f}x. "
-                f"Of an SR tree, "
+                f"Of {'an' if ours == 'SR' else 'a'} {ours} tree, "
                 f"{summary['adapter_share']:.0%} is spent in this package (grad_hess "
                 f"{summary['grad_hess_share']:.0%}); the booster's own part alone is "
                 f"{summary['booster_part_ratio']:.2f}x the native tree. Load "
-                f"{summary['load_ratio']:.2f}x native. Peak RSS SR {sr_rss:.2f}x "
+                f"{summary['load_ratio']:.2f}x native. Peak RSS {ours} {sr_rss:.2f}x "
                 f"({sr_data_rss:.2f}x above the imports), native {native_rss:.2f}x the features")
         if rss_target is not None:
             line += f"; target <= {rss_target:g}x: {'met' if summary['rss_met'] else 'MISSED'}"
@@ -413,23 +436,23 @@ def summarise(runs: list[dict], boosters, x_bytes: int, emit) -> list[dict]:
                 [f["seconds_per_tree"] / n["seconds_per_tree"] for n, f in zip(native, floor)])
             line += (f". {booster} with RMSE derivatives from Python (nothing of this package): "
                      f"{summary['python_floor_ratio']:.2f}x {NATIVE_NAME[booster]} per tree")
-        emit(line + "." + _verdict(summary))
+        emit(line + "." + _verdict(summary, ours))
     return summaries
 
 
-def _verdict(summary: dict) -> str:
+def _verdict(summary: dict, ours: str = "SR") -> str:
     """For a missed target: which side holds the figure, from the measurements."""
     out = ""
     if not summary["tree_met"]:
         if summary["booster_part_ratio"] > summary["tree_target"]:
-            out += (f" Per tree: the SR tree without the time spent in this package is already "
-                    f"{summary['booster_part_ratio']:.2f}x the native tree, so the booster's "
-                    f"own pipeline for a Python objective holds the figure")
+            out += (f" Per tree: the {ours} tree without the time spent in this package is "
+                    f"already {summary['booster_part_ratio']:.2f}x the native tree, so the "
+                    f"booster's own pipeline for a Python objective holds the figure")
             if "python_floor_ratio" in summary:
                 out += (f" (with a trivial Python objective it is "
                         f"{summary['python_floor_ratio']:.2f}x)")
-            out += (f": SR keeps {summary['sr_cores']:.2f} cores busy during a tree, the native "
-                    f"run {summary['native_cores']:.2f}")
+            out += (f": {ours} keeps {summary['sr_cores']:.2f} cores busy during a tree, the "
+                    f"native run {summary['native_cores']:.2f}")
             if "python_floor_cores" in summary:
                 out += f", the trivial Python objective {summary['python_floor_cores']:.2f}"
             out += "."
@@ -441,7 +464,7 @@ def _verdict(summary: dict) -> str:
             out += (f" Peak RSS: the native run alone peaks at {summary['native_rss_ratio']:.2f}x"
                     f", so the booster's own data structures hold the figure.")
         else:
-            out += " Peak RSS: the native run is within the target, SR is not."
+            out += f" Peak RSS: the native run is within the target, {ours} is not."
     return out
 
 
@@ -460,12 +483,19 @@ def parse_args(argv):
                         help="folder for the generated .npy files, kept and reused "
                              "(default: a temporary folder removed at the end)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
-    parser.add_argument("--name", default="scale", help="file stem of the outputs in --out")
+    parser.add_argument("--objective", choices=OBJECTIVES, default="stochasticrank",
+                        help="the package's objective against the natives: StochasticRank "
+                             "(default) or YetiRank() (Classic)")
+    parser.add_argument("--name", default=None,
+                        help="file stem of the outputs in --out (default: scale, with "
+                             "--objective yetirank scale_yetirank)")
     parser.add_argument("--report", type=Path, default=None, metavar="JSON",
                         help="only rewrite <out>/<JSON's stem>.md and .json from a previous "
                              "JSON output's runs")
     parser.add_argument("--child", nargs=2, metavar=("BOOSTER", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.name is None:
+        args.name = "scale" if args.objective == "stochasticrank" else f"scale_{args.objective}"
     if args.trees - 1 - args.warmup < 3:
         parser.error("need at least 3 timed trees: raise --trees or lower --warmup")
     if args.threads < 1 or args.rounds < 1:
@@ -473,9 +503,19 @@ def parse_args(argv):
     return args
 
 
-def write_report(args, meta, runs, generated) -> None:
+def describe_objective(objective: str) -> str:
+    """The header's sentence naming the package's objective of the ``sr`` rows."""
+    if objective == "yetirank":
+        return ("YetiRank = YetiRank() (Classic, its defaults: 10 noisy permutations per query "
+                "and call, adjacent pairs weighted 0.15 decay^(k-1) |r_a - r_b|, decay 0.85, "
+                "logistic noise, seed 0) through the package's rankers")
+    return f"SR = StochasticRank(metric='NDCG', top={TOP}) through the package's rankers"
+
+
+def write_report(args, meta, runs, generated, loads=None) -> None:
     """``<out>/<name>.md`` and ``.json`` from the runs so far (rewritten after each run, so a
-    long run interrupted keeps what it measured)."""
+    long run interrupted keeps what it measured). ``loads``: the load averages at the start
+    and at the end of the run (``None``: not recorded, an output from before they were)."""
     import catboost
     import lightgbm
     import numba
@@ -485,19 +525,29 @@ def write_report(args, meta, runs, generated) -> None:
     emit = lines.append
     x_bytes = meta["x_bytes"]
     mix = "/".join(f"{p:.0%}" for p in meta["grade_mix"])
-    emit(f"# scale: {meta['rows']:,} documents x {meta['features']} float32 features "
+    title = "scale" if args.objective == "stochasticrank" else f"scale ({LABEL[args.objective]})"
+    emit(f"# {title}: {meta['rows']:,} documents x {meta['features']} float32 features "
          f"({x_bytes / GIB:.2f} GiB), {meta['queries']:,} queries (mean {meta['mean_query']:.1f}"
          f", max {meta['max_query']}), grades 0-4 {mix}")
     emit("")
-    load = "/".join(f"{v:.1f}" for v in os.getloadavg())
+    if meta["docs"] < FULL_SIZE["docs"] or args.trees < FULL_SIZE["trees"]:
+        emit(f"**Reduced size**: {meta['docs']:,} documents and {args.trees} trees, where the "
+             f"MSLR-WEB30K-size run is {FULL_SIZE['docs']:,} documents and "
+             f"{FULL_SIZE['trees']} trees (the defaults).")
+        emit("")
+    if loads is None:  # an output from before the load averages were kept
+        machine_load = "load average not recorded"
+    else:
+        start_load, load = ("/".join(f"{v:.1f}" for v in loads[k]) for k in ("start", "end"))
+        machine_load = f"load average 1/5/15 min at the start {start_load}, at the end {load}"
     emit(f"{args.trees} trees, {args.threads} threads, depth {DEPTH} (LightGBM 63 leaves), "
-         f"{BINS} bins, learning rate {LEARNING_RATE}, no eval set; SR = "
-         f"StochasticRank(metric='NDCG', top={TOP}) through the package's rankers; native "
+         f"{BINS} bins, learning rate {LEARNING_RATE}, no eval set; "
+         f"{describe_objective(args.objective)}; native "
          f"rankers at NDCG@{TOP}. Each configuration ran in its own process; {args.rounds} "
          f"round(s), a booster's configurations back to back. lightgbm {lightgbm.__version__}, "
          f"xgboost {xgboost.__version__}, catboost {catboost.__version__}, numba "
          f"{numba.__version__}; {os.cpu_count()} CPUs ({platform.machine()}), a machine SHARED "
-         f"with other jobs (load average at the end {load}), so wall times are noisy: read "
+         f"with other jobs ({machine_load}), so wall times are noisy: read "
          f"the back-to-back ratios, and the CPU seconds (all threads of the process), which "
          f"other jobs disturb less. Data generated in {generated:.0f} s. `load` = from fit's "
          f"start to the first tree (dataset construction and quantisation). Peak RSS = the "
@@ -505,13 +555,13 @@ def write_report(args, meta, runs, generated) -> None:
     emit("")
     complete = [b for b in args.boosters
                 if {r["kind"] for r in runs if r["booster"] == b} >= {"native", "sr"}]
-    summaries = summarise(runs, complete, x_bytes, emit)
+    summaries = summarise(runs, complete, x_bytes, emit, args.objective)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.md").write_text("\n".join(lines).rstrip() + "\n")
     (args.out / f"{args.name}.json").write_text(json.dumps(
-        dict(data=meta, trees=args.trees, threads=args.threads, warmup=args.warmup,
-             rounds=args.rounds, generated_seconds=generated, runs=runs,
-             summaries=summaries), indent=1) + "\n")
+        dict(data=meta, objective=args.objective, trees=args.trees, threads=args.threads,
+             warmup=args.warmup, rounds=args.rounds, generated_seconds=generated,
+             load_average=loads, runs=runs, summaries=summaries), indent=1) + "\n")
 
 
 def main(argv=None):
@@ -519,20 +569,23 @@ def main(argv=None):
     if args.child:
         booster, kind = args.child
         result = run_child(booster, kind, args.data_cache, args.trees, args.threads,
-                           args.warmup)
+                           args.warmup, args.objective)
         print(json.dumps(result), flush=True)
         return
     if args.report is not None:
         old = json.loads(args.report.read_text())
         for key in ("trees", "threads", "warmup", "rounds"):
             setattr(args, key, old[key])
+        args.objective = old.get("objective", "stochasticrank")  # older outputs: SR only
         args.boosters = list(dict.fromkeys(r["booster"] for r in old["runs"]))
         args.name = args.report.stem
-        write_report(args, old["data"], old["runs"], old.get("generated_seconds", 0.0))
+        write_report(args, old["data"], old["runs"], old.get("generated_seconds", 0.0),
+                     old.get("load_average"))
         return
     folder = args.data_cache or Path(tempfile.mkdtemp(prefix="stochrank_scale_"))
     try:
         started = time.perf_counter()
+        loads = {"start": list(os.getloadavg())}
         meta = write_data(folder, args.docs, args.features)
         generated = time.perf_counter() - started
         runs = []
@@ -545,7 +598,8 @@ def main(argv=None):
                           f"({result['cpu_seconds_per_tree']:.3f} CPU s), peak RSS "
                           f"{result['peak_rss_bytes'] / GIB:.2f} GiB", flush=True)
                     runs.append(result)
-                    write_report(args, meta, runs, generated)
+                    loads["end"] = list(os.getloadavg())
+                    write_report(args, meta, runs, generated, loads)
     finally:
         if args.data_cache is None:
             shutil.rmtree(folder, ignore_errors=True)
