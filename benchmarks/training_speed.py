@@ -25,7 +25,7 @@ evaluation during training (no eval sets; LightGBM ``metric="None"``, XGBoost
   :class:`StochasticCatBoostRanker` (pointer route), native ``StochasticRank:metric=NDCG;top=10``
   (same sigma/mu/nu defaults, 1 sample), and for context ``YetiRank`` and ``RMSE`` (floor).
 
-SR is ``StochasticRank(metric="NDCG", top=10)`` (CCS estimator, one sample, constant hessian);
+SR is ``StochasticRank(metric="NDCG", top=10)`` (CCS estimator, one sample, the package defaults);
 ``--metric MRR`` or ``--top 0`` (full-list NDCG) time other configurations.
 
 ``--objective yetirank`` runs :class:`YetiRank` (Classic, its defaults: 10 permutations) in
@@ -183,7 +183,7 @@ def describe_objective(args) -> str:
         return (f"SR = StochasticRank(metric={args.metric!r}, top={args.top or None}): package "
                 f"defaults (CCS, 1 sample, {sr.smoothing} smoothing, sigma {sr.sigma} annealed "
                 f"to {sr.sigma_min} with half-life {sr.anneal_half_life:g}, mu={sr.mu}, "
-                f"nu={sr.nu}, constant hessian)")
+                f"nu={sr.nu}, hessian={sr.hessian!r})")
     if args.objective == "yetirank":
         return ("YetiRank = YetiRank() (Classic: 10 noisy permutations per query and call, "
                 "adjacent pairs weighted 0.15 decay^(k-1) |r_a - r_b|, decay 0.85, logistic "
