@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator
 from ..groups import as_float_array, query_weights
 from ._booster_params import ALIASES, check_known_names, refuse_aliases
 from ._common import EvalMetric, objective_metric
+from ._interrupts import sigints_recorded
 from ._ranker_inputs import (
     as_matrix,
     category_columns,
@@ -230,8 +231,12 @@ class StochasticRankerBase(BaseEstimator):
         """
         self._check_fit_inputs(X, eval_set)  # the booster's refusals, before anything changes
         try:
-            self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight, position,
-                      propensity)
+            with sigints_recorded() as sigints:
+                self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight,
+                          position, propensity)
+            if sigints:  # a KeyboardInterrupt something swallowed (see _interrupts)
+                raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
+                                        "compiled a kernel): the model may be incomplete")
         except BaseException:
             # never half-updated: no fitted attribute of the old model beside the new data's
             self._forget_fit()

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import tempfile
-import threading
 
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +15,7 @@ from catboost import CatBoost, CatBoostError, Pool, sum_models
 from catboost.utils import eval_metric as _catboost_eval_metric
 
 from ...sglb import tree_weights
+from .._interrupts import sigints_recorded
 from ._params import QUANTIZATION_PARAMS
 from ._sglb import catboost_shrink_factor
 
@@ -46,34 +45,15 @@ def _outcome(call):
     return next(frame())
 
 
-@contextlib.contextmanager
 def _sigint_recorded(adapter):
-    """A list that records each SIGINT delivered while the block runs, the signal still raising
-    ``KeyboardInterrupt`` as Python's default handler does; ``adapter.sigint_received`` is set
-    too, so that its next ``after_iteration`` stops training.
+    """:func:`~.._interrupts.sigints_recorded` that also sets ``adapter.sigint_received``, so
+    that its next ``after_iteration`` stops training.
 
     CatBoost can lose that ``KeyboardInterrupt`` for good (e.g. when it lands in the Python
     function CatBoost logs through, an error CatBoost never checks): training then goes on as
-    if there had been no Ctrl-C. Only with Python's default handler, in the main thread (the
-    only one that may set handlers); any other handler is the caller's to keep.
+    if there had been no Ctrl-C.
     """
-    record = []
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-        yield record
-        return
-
-    def handler(signum, frame):
-        record.append(signum)
-        adapter.sigint_received = True
-        signal.default_int_handler(signum, frame)
-
-    signal.signal(signal.SIGINT, handler)
-    try:
-        yield record
-    finally:
-        if signal.getsignal(signal.SIGINT) is handler:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+    return sigints_recorded(on_signal=lambda: setattr(adapter, "sigint_received", True))
 
 
 def catboost_fit(model: CatBoost, pool: Pool, adapter: CatBoostObjective,
