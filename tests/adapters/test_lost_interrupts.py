@@ -10,10 +10,9 @@ import threading
 import numpy as np
 import pytest
 
-import stochrank_objectives as so
+from _rankers import RANKERS
 
-RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
-           "catboost": "StochasticCatBoostRanker"}
+import stochrank_objectives as so
 
 
 class SwallowsCtrlC(so.StochasticRank):
