@@ -5,6 +5,21 @@ import pytest
 from stochrank_objectives.data import load_mq2008
 
 
+@pytest.fixture
+def default_sigint_handler():
+    """Python's default SIGINT handler for a test that sends real SIGINTs, then the previous one.
+
+    A process started in the background by a shell without job control (``pytest ... &``, some
+    CI runners) inherits SIGINT ignored, and Python keeps it so: the signal would then never
+    reach the code under test.
+    """
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(scope="session")
 def mq2008_train_vali():
     """MQ2008 Fold 1 train and validation splits (bundled with the package)."""

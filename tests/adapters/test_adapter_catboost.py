@@ -604,7 +604,7 @@ def test_an_interrupt_catboost_ignores_does_not_return_a_partial_model(small, mo
 
 
 @pytest.mark.slow
-def test_sigint_during_a_fit_raises_keyboard_interrupt():
+def test_sigint_during_a_fit_raises_keyboard_interrupt(default_sigint_handler):
     # the real signal, at delays that land in CatBoost's C++, in the objective and in between
     import os
     import signal
