@@ -15,7 +15,12 @@ booster), on the folds and seeds of ``PLAN``. Each variant changes one setting o
 the hessian: ``hessian=abs_gradient_normalised`` is today's default; ``learning_rate=0.5`` is
 a diagnostic: is a unit-hessian leaf too small a step?; ``nu=0.1`` lowers the floor of the
 relative noise scale, ``s_q = sigma sqrt(var_q + nu^2)``, which holds while the scores' spread is
-below ``nu``). The natives: LightGBM ``lambdarank``,
+below ``nu``). The variants named ``default, ...`` change one setting of today's default
+(``TODAY``, the unit-mean abs-gradient hessian) and are compared with it as well: the noise
+scale (``sigma``, ``sigma_min``) and the cutoff's reach (``train top``: SR trained for NDCG@10
+or the whole list's NDCG, tested on NDCG@5; NDCG@5 target only), and the score spread of the
+relative noise scale (``spread_top``: that of the 10 or 20 highest-scored documents of a
+query, not the whole list's). The natives: LightGBM ``lambdarank``,
 XGBoost ``rank:ndcg``, CatBoost ``LambdaMart`` (as in :mod:`benchmarks.defaults`).
 
 Reported per data set and target: each variant's mean and 95% t-interval over the runs, its
@@ -60,7 +65,21 @@ VARIANTS = {DEFAULT: {"hessian": "constant"},
             "sigma=1": {"sigma": 1.0, "hessian": "constant"},    # annealed 1 -> 0.1
             "n_samples=4": {"n_samples": 4, "hessian": "constant"},
             "nu=0.1": {"nu": 0.1, "hessian": "constant"},        # the spread floor
-            "learning_rate=0.5": {"learning_rate": 0.5, "hessian": "constant"}}
+            "learning_rate=0.5": {"learning_rate": 0.5, "hessian": "constant"},
+            # levers over today's default (TODAY): the noise scale and the cutoff's reach
+            "default, sigma=0.1": {"sigma": 0.1},               # constant: sigma_min is 0.1
+            "default, sigma 0.3 -> 0.03": {"sigma_min": 0.03},
+            # trained on NDCG@10 / the whole list's NDCG, for a test target NDCG@5: LightGBM's
+            # lambdarank and XGBoost's rank:ndcg also pair documents far below the cutoff
+            "default, train top=10": {"train_top": 10},
+            "default, train on the whole list": {"train_top": None},
+            # the relative noise scale from the spread of the top of the list, not all of it
+            "default, spread of the top 10": {"spread_top": 10},
+            "default, spread of the top 20": {"spread_top": 20}}
+#: today's default (issue 22): the reference of the levers named "default, ..."
+TODAY = "hessian=abs_gradient_normalised"
+#: the variants that change the training cutoff: NDCG@5 target only (MRR has no cutoff)
+CUTOFF_VARIANTS = {v for v, s in VARIANTS.items() if "train_top" in s}
 #: data set -> folds and seeds of the study (kept small: a 2-core machine shared by three)
 PLAN = {"mq2008": ([1, 2, 3, 4, 5], [0, 1, 2]), "lightgbm_lambdarank": ([1], [0, 1, 2]),
         "longlists": ([1, 2], [0])}
@@ -112,8 +131,8 @@ def _cell(result):
 def summarise(rows):
     """The markdown table of every (data set, target) in ``rows``."""
     lines = ["| data set | booster | target | method | runs | test mean ± 95% CI | trees | vs "
-             "the unit hessian (pts ± 95% CI, two-sided p) | vs the native |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "the unit hessian (pts ± 95% CI, two-sided p) | vs today's default | vs the native |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     groups = dict.fromkeys((_label(r), r["booster"], r["target"]) for r in rows)
     for dataset, booster, target in sorted(groups, key=lambda g: (g[0], g[1], TARGETS.index(g[2]))):
         mine = [r for r in rows if (_label(r), r["booster"], r["target"]) ==
@@ -129,6 +148,7 @@ def summarise(rows):
             lines.append(f"| {dataset} | {booster} | {target} | {method} | {len(runs)} | "
                          f"{means.mean():.2f} ± {half:.2f} | {trees:.0f} | "
                          f"{_cell(paired(mine, method, DEFAULT))} | "
+                         f"{_cell(paired(mine, method, TODAY))} | "
                          f"{_cell(paired(mine, method, NATIVE))} |")
     return "\n".join(lines)
 
@@ -161,6 +181,8 @@ def main(argv=None):
             split = load_split(dataset, fold)
             for seed in args.seeds or seeds:
                 for booster, target, method in product(args.boosters, args.targets, methods):
+                    if method in CUTOFF_VARIANTS and target != "NDCG@5":
+                        continue
                     if (dataset, booster, method, target, fold, seed, cfg.max_trees,
                             args.depth) in done:
                         continue

@@ -17,14 +17,44 @@ def _mean(values, lo, hi):
     return total / (hi - lo)
 
 
+@njit(cache=True)
+def region_floor(scores, lo, hi, region):
+    """The lowest of the ``region`` highest scores of ``scores[lo:hi]``; ``-inf`` when
+    ``region`` is 0 or covers the list (the region is then the whole list)."""
+    n = hi - lo
+    if region <= 0 or region >= n:
+        return -np.inf
+    return np.sort(scores[lo:hi])[n - region]
+
+
+@njit(cache=True, inline="always")
+def _region_spread(scores, lo, hi, floor):
+    """``(m, mean, sum of squares about the mean)`` of the scores ``>= floor`` in ``lo:hi``."""
+    m = 0
+    total = 0.0
+    for i in range(lo, hi):
+        if scores[i] >= floor:
+            m += 1
+            total += scores[i]
+    mean = total / m
+    ss = 0.0
+    for i in range(lo, hi):
+        if scores[i] >= floor:
+            ss += (scores[i] - mean) * (scores[i] - mean)
+    return m, mean, ss
+
+
 @njit(cache=True, parallel=True)
-def query_noise_scale(scores, query_offsets, sigma, nu, relative):
+def query_noise_scale(scores, query_offsets, sigma, nu, relative, region=0):
     """Per-query noise scale: ``sigma`` (absolute), or ``sigma * rho_q`` (relative) with
 
-        rho_q = sqrt(mean_i (z_i - mean z)^2 + nu^2),
+        rho_q = sqrt(mean_{i in T} (z_i - mean_T z)^2 + nu^2),
 
-    the root mean square of the query's centred scores, floored by ``nu`` so that a query of
-    tied scores (every query at iteration 0) is still smoothed.
+    the root mean square of the centred scores of the query's region ``T``, floored by ``nu``
+    so that a query of tied scores (every query at iteration 0) is still smoothed. ``T`` is
+    the whole list (``region = 0``, default) or its ``region`` highest-scored documents (ties
+    at the region's floor included, :func:`region_floor`): on a list of hundreds, the spread of
+    the whole list is that of the documents far below any cutoff.
     """
     n_queries = query_offsets.shape[0] - 1
     out = np.empty(n_queries)
@@ -36,19 +66,35 @@ def query_noise_scale(scores, query_offsets, sigma, nu, relative):
         hi = query_offsets[q + 1]
         n = hi - lo
         var = 0.0
-        if n > 0:
+        if n > 0 and (region <= 0 or region >= n):
             zmean = _mean(scores, lo, hi)
             for i in range(lo, hi):
                 c = scores[i] - zmean
                 var += c * c
             var /= n
+        elif n > 0:
+            m, _, ss = _region_spread(scores, lo, hi, region_floor(scores, lo, hi, region))
+            var = ss / m
         out[q] = sigma * math.sqrt(var + nu * nu)
     return out
 
 
+@njit(cache=True, inline="always")
+def _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region):
+    """``g <- g - sfa * dot / (||c_T||^2 + m nu^2) * c_T`` over the region ``T`` of one query
+    (see :func:`center_and_accelerate`)."""
+    floor = region_floor(scores, lo, hi, region)
+    m, mean, ss = _region_spread(scores, lo, hi, floor)
+    k = sfa * dot / (ss + m * nu * nu)
+    if k != 0.0:
+        for i in range(lo, hi):
+            if scores[i] >= floor:
+                grad[i] -= k * (scores[i] - mean)
+
+
 @njit(cache=True, parallel=True)
 def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative,
-                          translation_invariant=True):
+                          translation_invariant=True, region=0):
     """In place: centre each query's gradient, then remove (part of) its radial component.
 
     With ``c = z - mean(z)`` the centred (unshifted) scores of a query of ``n`` documents:
@@ -74,6 +120,12 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
     direction of the remaining scale invariance: ``<g, z>`` replaces ``<g, c>`` above (relative:
     the same derivation, now exact with ``<z, g>``), and absolute SFA projects out ``z``:
     ``g <- g - sfa * <g, z> / (||z||_2 + nu)^2 * z``.
+
+    Relative smoothing over a ``region`` (the noise scale of the ``m`` highest-scored documents
+    ``T``, :func:`query_noise_scale`): ``grad rho = c_T / (m rho)`` with ``c_T = z - mean_T z``
+    on ``T`` and 0 elsewhere, so the same derivation gives
+    ``g <- g - sfa * <g, c> / (||c_T||_2^2 + m nu^2) * c_T`` (``<g, z>`` without translation
+    invariance); the region's boundary moves only where two scores cross, a null set.
     """
     n_queries = query_offsets.shape[0] - 1
     for q in prange(n_queries):
@@ -91,7 +143,9 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
                 dot += grad[i] * scores[i]
                 cnorm2 += (scores[i] - zmean) * (scores[i] - zmean)
                 znorm2 += scores[i] * scores[i]
-            if relative:
+            if relative and 0 < region < n:
+                _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
+            elif relative:
                 k = sfa * dot / (cnorm2 + n * nu * nu)
                 for i in range(lo, hi):
                     grad[i] -= k * (scores[i] - zmean)
@@ -117,6 +171,9 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
                 c = scores[i] - zmean
                 dot += grad[i] * c
                 norm2 += c * c
+            if relative and 0 < region < n:
+                _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
+                continue
             if relative:
                 denom2 = norm2 + n * nu * nu
             else:

@@ -98,7 +98,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                              iteration=0, estimator="ccs", conditioning="translation",
                              gain="exp2", grade_max=None, threshold=0.0, decay=0.85,
                              smoothing="absolute", center=True, noise=None,
-                             window=DEFAULT_WINDOW, summation="auto"):
+                             window=DEFAULT_WINDOW, summation="auto", spread_top=None):
     """Gradient of the smoothed loss ``E L(z + s eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
     Example::
@@ -118,6 +118,8 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
       nu: score-spread floor (relative) / SFA norm regulariser (absolute), > 0.
       sfa: radial-correction strength (0 = off, 1 = exact / the paper's SFA).
       smoothing: ``"absolute"`` (default here) or ``"relative"`` (see the module docstring).
+      spread_top: relative smoothing only: the score spread of each query's ``spread_top``
+        highest-scored documents (``None`` = the whole list).
       n_samples: noise draws averaged (>= 1). seed, iteration: key the noise streams.
       estimator: ``"ccs"`` or ``"reinforce"`` (score function, for the paper's ablation).
       conditioning: CCS conditional law, ``"translation"`` (default) or ``"coordinate"``.
@@ -146,6 +148,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     check_choice(conditioning, "conditioning", CONDITIONINGS)
     check_choice(smoothing, "smoothing", SMOOTHINGS)
     check_choice(summation, "summation", tuple(SUMMATIONS))
+    spread_top = check_spread_top(spread_top, smoothing)
     window = float(window)
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
@@ -154,7 +157,18 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
                      estimator=estimator, conditioning=conditioning, smoothing=smoothing,
                      center=center, noise=noise, window=window, spec=metric_spec,
-                     path=SUMMATIONS[summation])
+                     path=SUMMATIONS[summation], spread_top=spread_top)
+
+
+def check_spread_top(spread_top, smoothing):
+    """``spread_top`` checked: ``None`` or an integer >= 2 (a spread needs two scores), and only
+    with relative smoothing (absolute smoothing has no spread to measure)."""
+    spread_top = check_int(spread_top, "spread_top", 2, allow_none=True)
+    if spread_top is not None and smoothing != "relative":
+        raise ValueError(f"spread_top={spread_top} measures the score spread of relative "
+                         f"smoothing; with smoothing={smoothing!r} the noise scale is sigma "
+                         "itself: set smoothing='relative' or spread_top=None")
+    return spread_top
 
 
 def check_estimator_for(estimator, spec):
@@ -174,9 +188,10 @@ def estimate(scores, labels, offs, prepared, **kwargs):
 
 def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sfa, n_samples,
                       seed, iteration, estimator, conditioning, smoothing="absolute", center=True,
-                      noise=None, window=DEFAULT_WINDOW, path=PATH_AUTO):
+                      noise=None, window=DEFAULT_WINDOW, path=PATH_AUTO, spread_top=None):
     relative = smoothing == "relative"
-    sigma = query_noise_scale(scores, offs, sigma, nu, relative)  # one noise scale per query
+    region = spread_top or 0
+    sigma = query_noise_scale(scores, offs, sigma, nu, relative, region)  # one per query
     if mu != 0.0:
         shifted = scores - mu * np.repeat(sigma, np.diff(offs)) * labels
     else:
@@ -200,7 +215,7 @@ def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sf
         grad = reinforce_gradient(shifted, labels, prepared, rows, offs, sigma,
                                   n_samples=n_samples, seed=seed, iteration=iteration)
     center_and_accelerate(grad, scores, offs, bool(center), sfa, nu, relative,
-                          translation_invariant=spec.translation_invariant)
+                          translation_invariant=spec.translation_invariant, region=region)
     return grad
 
 
@@ -237,7 +252,8 @@ def _filtered_ccs(shifted, prepared, rows, offs, sigma, *, n_samples, seed, iter
     return grad[real]
 
 
-def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_FLOOR):
+def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_FLOOR,
+                         spread_top=None):
     """A curvature scale for Newton leaves: ``h_i = |g_i| / s_q + floor * mean_j(|g_j| / s_q(j))``.
 
     Example:
@@ -247,7 +263,8 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
     >>> np.round(h, 6).tolist()   # |g| / 0.3 = 1, plus 0.01 of the mean
     [1.01, 1.01]
 
-    ``s_q`` is query ``q``'s noise scale (:func:`~..kernels.noise_scale.query_noise_scale`).
+    ``s_q`` is query ``q``'s noise scale (:func:`~..kernels.noise_scale.query_noise_scale`,
+    the spread of its ``spread_top`` highest scores; ``None`` = the whole list).
     Along one coordinate the smoothed loss is a sum of Gaussian-smoothed steps
     ``J_b Phi((b - z_i) / s)``: its gradient is ``sum_b J_b phi(.) / s`` and its second
     derivative ``sum_b J_b phi'(.) / s^2``, of the order ``|g_i| / s`` where one breakpoint
@@ -261,7 +278,7 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
     """
     # threads_for: a parallel kernel launched with every thread costs milliseconds on small data
     with threads_for(scores.shape[0], offs.shape[0] - 1):
-        per_query = query_noise_scale(scores, offs, sigma, nu, relative)
+        per_query = query_noise_scale(scores, offs, sigma, nu, relative, spread_top or 0)
     scale = np.repeat(per_query, np.diff(offs))
     h = np.abs(grad) / scale
     mean = float(h.mean()) if h.size else 0.0

@@ -26,7 +26,7 @@ from ..metric_values import evaluate_spec
 from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIAN_FLOOR, HESSIANS, SMOOTHINGS, SUMMATIONS,
                          abs_gradient_hessian, annealed_sigma, check_estimator_for, check_shift,
-                         estimate, explicit_noise_rows, unit_mean_hessian)
+                         check_spread_top, estimate, explicit_noise_rows, unit_mean_hessian)
 from ._protocol import ObjectiveParams, check_iteration
 
 __all__ = ["StochasticRank", "SoftRank", "StochasticRankDCGRR"]
@@ -111,6 +111,11 @@ class StochasticRank(ObjectiveParams):
         ``docs/guide/objectives.md``.
       hessian_floor: ``f`` above (> 0, default 0.01): keeps every hessian positive.
       smoothing: ``"relative"`` (default) or ``"absolute"`` (the paper, CatBoost).
+      spread_top: relative smoothing: the score spread ``rho_q`` is that of the query's
+        ``spread_top`` highest-scored documents (an integer >= 2), the region a top-k metric
+        ranks, rather than the whole list's (``None``, default); on lists of hundreds the
+        whole list's spread is that of the documents far below the cutoff. The radial
+        correction stays exact (``kernels.noise_scale.center_and_accelerate``).
       sigma_min: floor of the annealed sigma (default 0.1; never above ``sigma``).
       anneal_half_life: iterations over which sigma halves (default 100); ``None`` = constant.
       summation: ``"auto"`` (default), ``"exact"`` or ``"fast"``: how the per-document
@@ -133,6 +138,7 @@ class StochasticRank(ObjectiveParams):
         "hessian": choice(*HESSIANS), "smoothing": choice(*SMOOTHINGS),
         "sigma_min": real(gt=0.0), "anneal_half_life": real(gt=0.0, optional=True),
         "summation": choice(*SUMMATIONS), "hessian_floor": real(gt=0.0),
+        "spread_top": anything,  # checked with smoothing (_check_together)
     }
 
     _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
@@ -144,7 +150,8 @@ class StochasticRank(ObjectiveParams):
                  hessian: str = "abs_gradient_normalised", smoothing: str = "relative",
                  sigma_min: float = 0.1,
                  anneal_half_life: float | None = 100.0, decay: float = 0.85,
-                 summation: str = "auto", hessian_floor: float = HESSIAN_FLOOR):
+                 summation: str = "auto", hessian_floor: float = HESSIAN_FLOOR,
+                 spread_top: int | None = None):
         self.metric = metric
         self.top = top
         self.sigma = sigma
@@ -165,6 +172,7 @@ class StochasticRank(ObjectiveParams):
         self.decay = decay
         self.summation = summation
         self.hessian_floor = hessian_floor
+        self.spread_top = spread_top
 
     @classmethod
     def paper(cls, metric="NDCG", top=None, **params):
@@ -186,6 +194,7 @@ class StochasticRank(ObjectiveParams):
     def _check_together(self, values: dict) -> dict:
         spec = MetricSpec.make(*(values[name] for name in _METRIC_FIELDS))
         check_estimator_for(values["estimator"], spec)
+        values["spread_top"] = check_spread_top(values["spread_top"], values["smoothing"])
         values.update({name: getattr(spec, name) for name in _METRIC_FIELDS}, spec=spec)
         return values
 
@@ -229,11 +238,13 @@ class StochasticRank(ObjectiveParams):
                         mu=p["mu"], nu=p["nu"], sfa=p["sfa"], n_samples=p["n_samples"],
                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
                         conditioning=p["conditioning"], smoothing=p["smoothing"],
-                        spec=p["spec"], path=SUMMATIONS[p["summation"]])
+                        spec=p["spec"], path=SUMMATIONS[p["summation"]],
+                        spread_top=p["spread_top"])
         if p["hessian"] == "constant":
             return grad, np.ones_like(grad)
         hess = abs_gradient_hessian(grad, scores, offs, sigma, p["nu"],
-                                    p["smoothing"] == "relative", p["hessian_floor"])
+                                    p["smoothing"] == "relative", p["hessian_floor"],
+                                    p["spread_top"])
         if p["hessian"] == "abs_gradient_normalised":
             return unit_mean_hessian(grad, hess)
         return grad, hess

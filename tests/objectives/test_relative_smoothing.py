@@ -39,9 +39,11 @@ def _order_probability(means, s, order):
     return integrate.quad(density, lo, hi, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
 
 
-def _exact_relative_loss(z, labels, *, sigma, nu, mu, metric="NDCG", top=None):
-    """``E L(z + s(z) (e - mu r))`` of one 3-document query, integrated numerically."""
-    c = z - z.mean()
+def _exact_relative_loss(z, labels, *, sigma, nu, mu, metric="NDCG", top=None, spread_top=None):
+    """``E L(z + s(z) (e - mu r))`` of one 3-document query, integrated numerically; the
+    spread of its ``spread_top`` highest scores (``None``: all three)."""
+    region = np.sort(z)[::-1][:spread_top or z.size]
+    c = region - region.mean()
     s = sigma * math.sqrt(np.mean(c * c) + nu * nu)
     means = z - s * mu * labels
     total = 0.0
@@ -78,7 +80,54 @@ def test_relative_gradient_is_the_gradient_of_the_relatively_smoothed_loss(z, mu
         assert np.any(np.abs(g0.mean(axis=0) - fd) > 10 * se)
 
 
-def test_relative_gradient_is_scale_free():
+@pytest.mark.slow
+@pytest.mark.parametrize("z", [[0.3, 0.0, -0.2], [1.5, -0.4, 0.9]])
+def test_region_gradient_is_the_gradient_of_the_region_smoothed_loss(z):
+    # spread_top=2: the noise scale is the spread of the two highest scores; the radial
+    # correction over that region (c_T) is checked against finite differences of the exact loss
+    z = np.array(z)
+    labels = np.array([1.0, 2.0, 0.0])
+    kw = dict(sigma=0.7, nu=0.4, mu=0.5)
+    h = 1e-5
+    fd = np.array([(_exact_relative_loss(z + h * e, labels, spread_top=2, **kw)
+                    - _exact_relative_loss(z - h * e, labels, spread_top=2, **kw)) / (2 * h)
+                   for e in np.eye(3)])
+    copies = 200_000
+    offs = np.arange(copies + 1, dtype=np.int64) * 3
+    args = (np.tile(z, copies), np.tile(labels, copies), offs)
+    g = stochastic_rank_gradient(*args, smoothing="relative", sfa=1.0, seed=11, spread_top=2,
+                                 **kw).reshape(copies, 3)
+    est, se = g.mean(axis=0), g.std(axis=0, ddof=1) / np.sqrt(copies)
+    assert np.max(np.abs(fd)) > 20 * np.max(se)
+    assert np.all(np.abs(est - fd) <= 5 * se + 1e-6), (est, fd, se)
+    # the whole list's spread and its correction are another gradient here: the check has power
+    whole = stochastic_rank_gradient(*args, smoothing="relative", sfa=1.0, seed=11,
+                                     **kw).reshape(copies, 3)
+    assert np.any(np.abs(whole.mean(axis=0) - fd) > 10 * se)
+
+
+def test_spread_top_covering_the_list_is_the_whole_list():
+    rng = np.random.default_rng(5)
+    offs = np.array([0, 4, 10, 13], dtype=np.int64)
+    z, labels = rng.normal(size=13), rng.integers(0, 3, 13).astype(float)
+    kw = dict(metric="NDCG", top=3, sigma=0.3, smoothing="relative", noise=draw_noise(offs, 1))
+    whole = stochastic_rank_gradient(z, labels, offs, **kw)
+    assert np.array_equal(stochastic_rank_gradient(z, labels, offs, spread_top=6, **kw)[:4],
+                          whole[:4])  # 4 documents: the region is the whole query
+    assert not np.allclose(stochastic_rank_gradient(z, labels, offs, spread_top=3, **kw), whole)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(spread_top=1), "spread_top"), (dict(spread_top=2.5), "spread_top"),
+    (dict(spread_top=5, smoothing="absolute"), "spread_top=5.*smoothing='relative'")])
+def test_spread_top_bad_input(params, match):
+    obj = StochasticRank(metric="NDCG", top=5, **params)
+    with pytest.raises((ValueError, TypeError), match=match):
+        obj.grad_hess(np.zeros(4), np.array([1.0, 0.0, 2.0, 0.0]), np.array([0, 4]))
+
+
+@pytest.mark.parametrize("spread_top", [None, 3])
+def test_relative_gradient_is_scale_free(spread_top):
     rng = np.random.default_rng(4)
     sizes = rng.integers(3, 12, 40)
     offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -87,8 +136,8 @@ def test_relative_gradient_is_scale_free():
     noise = draw_noise(offs, 2, seed=1)
     kw = dict(metric="NDCG", top=5, sigma=0.3, nu=1e-12, mu=0.2, smoothing="relative",
               noise=noise)
-    g = stochastic_rank_gradient(z, labels, offs, **kw)
-    g7 = stochastic_rank_gradient(7.0 * z, labels, offs, **kw)
+    g = stochastic_rank_gradient(z, labels, offs, spread_top=spread_top, **kw)
+    g7 = stochastic_rank_gradient(7.0 * z, labels, offs, spread_top=spread_top, **kw)
     np.testing.assert_allclose(g7, g / 7.0, rtol=1e-9, atol=1e-12)
     for q in range(40):
         c = z[offs[q]:offs[q + 1]] - z[offs[q]:offs[q + 1]].mean()
