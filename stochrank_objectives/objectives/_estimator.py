@@ -188,10 +188,13 @@ def estimate(scores, labels, offs, prepared, **kwargs):
 
 def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sfa, n_samples,
                       seed, iteration, estimator, conditioning, smoothing="absolute", center=True,
-                      noise=None, window=DEFAULT_WINDOW, path=PATH_AUTO, spread_top=None):
+                      noise=None, window=DEFAULT_WINDOW, path=PATH_AUTO, spread_top=None,
+                      query_scales=None):
     relative = smoothing == "relative"
     region = spread_top or 0
-    sigma = query_noise_scale(scores, offs, sigma, nu, relative, region)  # one per query
+    if query_scales is None:  # one noise scale per query
+        query_scales = query_noise_scale(scores, offs, sigma, nu, relative, region)
+    sigma = query_scales
     if mu != 0.0:
         shifted = scores - mu * np.repeat(sigma, np.diff(offs)) * labels
     else:
@@ -253,7 +256,7 @@ def _filtered_ccs(shifted, prepared, rows, offs, sigma, *, n_samples, seed, iter
 
 
 def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_FLOOR,
-                         spread_top=None):
+                         spread_top=None, query_scales=None):
     """A curvature scale for Newton leaves: ``h_i = |g_i| / s_q + floor * mean_j(|g_j| / s_q(j))``.
 
     Example:
@@ -264,7 +267,8 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
     [1.01, 1.01]
 
     ``s_q`` is query ``q``'s noise scale (:func:`~..kernels.noise_scale.query_noise_scale`,
-    the spread of its ``spread_top`` highest scores; ``None`` = the whole list).
+    the spread of its ``spread_top`` highest scores; ``None`` = the whole list), or
+    ``query_scales`` when the caller has them (:func:`noise_scales`: the estimator's own).
     Along one coordinate the smoothed loss is a sum of Gaussian-smoothed steps
     ``J_b Phi((b - z_i) / s)``: its gradient is ``sum_b J_b phi(.) / s`` and its second
     derivative ``sum_b J_b phi'(.) / s^2``, of the order ``|g_i| / s`` where one breakpoint
@@ -276,15 +280,22 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
     hessian positive; it is relative, so ``h`` scales as ``1 / a^2`` when the scores (and
     with relative smoothing ``s``) scale by ``a``. All gradients zero: a unit hessian.
     """
-    # threads_for: a parallel kernel launched with every thread costs milliseconds on small data
-    with threads_for(scores.shape[0], offs.shape[0] - 1):
-        per_query = query_noise_scale(scores, offs, sigma, nu, relative, spread_top or 0)
-    scale = np.repeat(per_query, np.diff(offs))
+    if query_scales is None:
+        query_scales = noise_scales(scores, offs, sigma, nu, relative, spread_top)
+    scale = np.repeat(query_scales, np.diff(offs))
     h = np.abs(grad) / scale
     mean = float(h.mean()) if h.size else 0.0
     if not mean > 0.0:
         return np.ones_like(grad)
     return h + floor * mean
+
+
+def noise_scales(scores, offs, sigma, nu, relative, spread_top=None):
+    """Each query's noise scale ``s_q`` (:func:`~..kernels.noise_scale.query_noise_scale`),
+    computed once per call and shared by the estimator and :func:`abs_gradient_hessian`."""
+    # threads_for: a parallel kernel launched with every thread costs milliseconds on small data
+    with threads_for(scores.shape[0], offs.shape[0] - 1):
+        return query_noise_scale(scores, offs, sigma, nu, relative, spread_top or 0)
 
 
 def unit_mean_hessian(grad, hess):

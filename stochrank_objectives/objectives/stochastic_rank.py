@@ -26,7 +26,8 @@ from ..metric_values import evaluate_spec
 from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIAN_FLOOR, HESSIANS, SMOOTHINGS, SUMMATIONS,
                          abs_gradient_hessian, annealed_sigma, check_estimator_for, check_shift,
-                         check_spread_top, estimate, explicit_noise_rows, unit_mean_hessian)
+                         check_spread_top, estimate, explicit_noise_rows, noise_scales,
+                         unit_mean_hessian)
 from ._protocol import ObjectiveParams, check_iteration
 
 __all__ = ["StochasticRank", "SoftRank", "StochasticRankDCGRR"]
@@ -234,17 +235,18 @@ class StochasticRank(ObjectiveParams):
         sigma = annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"], iteration)
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
         check_shift(p["mu"], labels)
+        relative = p["smoothing"] == "relative"
+        scales = noise_scales(scores, offs, sigma, p["nu"], relative, p["spread_top"])
         grad = estimate(scores, labels, offs, self._prepared(labels, offs), sigma=sigma,
                         mu=p["mu"], nu=p["nu"], sfa=p["sfa"], n_samples=p["n_samples"],
                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
                         conditioning=p["conditioning"], smoothing=p["smoothing"],
                         spec=p["spec"], path=SUMMATIONS[p["summation"]],
-                        spread_top=p["spread_top"])
+                        spread_top=p["spread_top"], query_scales=scales)
         if p["hessian"] == "constant":
             return grad, np.ones_like(grad)
-        hess = abs_gradient_hessian(grad, scores, offs, sigma, p["nu"],
-                                    p["smoothing"] == "relative", p["hessian_floor"],
-                                    p["spread_top"])
+        hess = abs_gradient_hessian(grad, scores, offs, sigma, p["nu"], relative,
+                                    p["hessian_floor"], query_scales=scales)
         if p["hessian"] == "abs_gradient_normalised":
             return unit_mean_hessian(grad, hess)
         return grad, hess
