@@ -95,7 +95,8 @@ def build_markdown(study: Study, methods, sfx=""):
                     best, second, p, n = res
                     lines.append(f"- {metric} ({'skip' if skip else 'default'} convention): best "
                                  f"{labels[best]}, runner-up {labels[second]}; paired one-tailed "
-                                 f"t-test over {n} test queries (folds x seeds pooled): "
+                                 f"t-test over {n} test queries (each averaged over its "
+                                 f"fold's seeds): "
                                  f"p = {p:.3g}{' (significant at 0.05)' if p < 0.05 else ''}")
         details = (("NDCG@5", "All test metrics of the NDCG@5-optimised models (default "
                                "convention | queries without a relevant document skipped):"),

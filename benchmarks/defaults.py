@@ -34,10 +34,11 @@ Targets (the paper's protocol): NDCG@5 on graded labels and MRR on binarised lab
 (``label > 0``); for MRR the LightGBM and XGBoost natives train their LambdaMART on the
 binarised labels. Test metrics use worst-permutation ties and leave out queries without a
 relevant document. Reported per booster and target: mean and 95% t-interval over folds x
-seeds, and the one-tailed paired t-test over test queries pooled over folds and seeds of each
-method against the booster's **best native** for that target (the native with the highest test
-mean: the strongest reference there is, chosen after the fact). The raw rows (per-query values)
-stay in the JSONL next to the table.
+seeds, and the one-tailed paired t-test over test queries of each method against the
+booster's **best native** for that target (the native with the highest test mean: the
+strongest reference there is, chosen after the fact); each query's difference is averaged
+over its fold's seeds (they share its test queries), then pooled over folds. The raw rows
+(per-query values) stay in the JSONL next to the table.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from ._data import load_split, resolve_dataset, test_metrics
 from ._executor import Execution, add_execution_args, run_tasks, worker_split
 from ._jsonl import append_row, read_rows
 from ._methods import METHODS as REGISTRY
+from ._stats import fold_paired_differences
 from ._study import add_data_args, writable_folder
 from ._trials import TRAINERS, TrainConfig, set_numba_threads
 
@@ -123,17 +125,15 @@ def best_natives(rows, booster, target):
 
 def paired(mine, reference):
     """``(difference in points, t, one-tailed p)`` of the per-query values of ``mine`` against
-    ``reference`` over the (fold, seed) runs both have; ``None`` if none or no variation."""
-    ref = {(r["fold"], r["seed"]): r for r in reference}
-    both = [r for r in mine if (r["fold"], r["seed"]) in ref]
-    if not both:
+    ``reference`` over the (fold, seed) runs both have, each query's difference averaged over
+    its fold's seeds (:func:`benchmarks._stats.fold_paired_differences`); ``None`` if none or
+    no variation."""
+    d = fold_paired_differences({(r["fold"], r["seed"]): r["per_query"] for r in mine},
+                                {(r["fold"], r["seed"]): r["per_query"] for r in reference})
+    if not d.size or not d.std() > 0:
         return None
-    a = np.concatenate([r["per_query"] for r in both])
-    b = np.concatenate([ref[(r["fold"], r["seed"])]["per_query"] for r in both])
-    if not (a - b).std() > 0:
-        return None
-    t, p = stats.ttest_rel(a, b, alternative="greater")
-    return float(np.mean(a - b)) * 100, float(t), float(p)
+    t, p = stats.ttest_1samp(d, 0.0, alternative="greater")
+    return float(np.mean(d)) * 100, float(t), float(p)
 
 
 def summarise(rows, boosters):

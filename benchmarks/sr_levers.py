@@ -105,14 +105,13 @@ def paired(rows, a, b):
     """``(mean difference x100, 95% half-width x100, two-sided p, queries)`` of the per-query
     values of method ``a`` minus ``b`` over the (fold, seed) runs both have (each query's
     difference averaged over its fold's seeds), or ``None``."""
-    ra = {(r["fold"], r["seed"]): r for r in rows if r["method"] == a}
-    rb = {(r["fold"], r["seed"]): r for r in rows if r["method"] == b}
-    common = sorted(set(ra) & set(rb))
-    if not common or a == b:
+    from ._stats import fold_paired_differences
+
+    ra = {(r["fold"], r["seed"]): r["per_query"] for r in rows if r["method"] == a}
+    rb = {(r["fold"], r["seed"]): r["per_query"] for r in rows if r["method"] == b}
+    if not set(ra) & set(rb) or a == b:
         return None
-    folds = sorted({fold for fold, _ in common})
-    d = np.concatenate([np.mean([np.subtract(ra[k]["per_query"], rb[k]["per_query"])
-                                 for k in common if k[0] == fold], axis=0) for fold in folds])
+    d = fold_paired_differences(ra, rb)
     if not d.std() > 0:
         return 0.0, 0.0, 1.0, d.size
     half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
