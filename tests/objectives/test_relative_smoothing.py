@@ -205,3 +205,23 @@ def test_largest_accepted_mu_trains_a_model(mq_train, mu):
     constant = metrics.ndcg_at_k(np.zeros(vali.y.size), vali.y, vali.query_offsets, 5)
     assert np.ptp(scores) > 0
     assert metrics.ndcg_at_k(scores, vali.y, vali.query_offsets, 5) > constant + 0.3
+
+
+@pytest.mark.parametrize("spread_top", [None, 3])
+def test_relative_filtered_dcg_gradient_is_scale_free(spread_top):
+    # FilteredDCG is not translation invariant: its radial direction is z itself (the region's
+    # c_T in the correction), and with nu -> 0 the exact gradient is orthogonal to z
+    rng = np.random.default_rng(6)
+    sizes = rng.integers(2, 12, 30)
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    z = rng.normal(size=offs[-1])
+    labels = rng.integers(0, 3, offs[-1]).astype(float)
+    kw = dict(metric="FilteredDCG", top=5, sigma=0.3, nu=1e-12, smoothing="relative",
+              noise=draw_noise(offs, 2, seed=2), spread_top=spread_top)
+    g = stochastic_rank_gradient(z, labels, offs, **kw)
+    np.testing.assert_allclose(stochastic_rank_gradient(7.0 * z, labels, offs, **kw), g / 7.0,
+                               rtol=1e-9, atol=1e-12)
+    assert np.max(np.abs(g)) > 1e-3
+    for q in range(30):
+        zq, gq = z[offs[q]:offs[q + 1]], g[offs[q]:offs[q + 1]]
+        assert abs(gq @ zq) <= 1e-9 * np.linalg.norm(gq) * np.linalg.norm(zq) + 1e-15
