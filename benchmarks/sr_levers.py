@@ -75,7 +75,10 @@ VARIANTS = {DEFAULT: {"hessian": "constant"},
             "default, train on the whole list": {"train_top": None},
             # the relative noise scale from the spread of the top of the list, not all of it
             "default, spread of the top 10": {"spread_top": 10},
-            "default, spread of the top 20": {"spread_top": 20}}
+            "default, spread of the top 20": {"spread_top": 20},
+            # the two NDCG@5 levers together, and the estimator's variance at today's default
+            "default, sigma=0.1, train on the whole list": {"sigma": 0.1, "train_top": None},
+            "default, n_samples=4": {"n_samples": 4}}
 #: today's default (issue 22): the reference of the levers named "default, ..."
 TODAY = "hessian=abs_gradient_normalised"
 #: the variants that change the training cutoff: NDCG@5 target only (MRR has no cutoff)
