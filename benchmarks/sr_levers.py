@@ -15,8 +15,9 @@ booster), on the folds and seeds of ``PLAN``. Each variant changes one setting o
 the hessian: ``hessian=abs_gradient_normalised`` is today's default; ``learning_rate=0.5`` is
 a diagnostic: is a unit-hessian leaf too small a step?; ``nu=0.1`` lowers the floor of the
 relative noise scale, ``s_q = sigma sqrt(var_q + nu^2)``, which holds while the scores' spread is
-below ``nu``). The variants named ``default, ...`` change one setting of today's default
-(``TODAY``, the unit-mean abs-gradient hessian) and are compared with it as well: the noise
+below ``nu``). The variants named ``default, ...`` change one setting (or the two their name
+gives) of today's default (``TODAY``, the unit-mean abs-gradient hessian) and are compared
+with it as well: the noise
 scale (``sigma``, ``sigma_min``) and the cutoff's reach (``train top``: SR trained for NDCG@10
 or the whole list's NDCG, tested on NDCG@5; NDCG@5 target only), and the score spread of the
 relative noise scale (``spread_top``: that of the 10 or 20 highest-scored documents of a
