@@ -64,15 +64,8 @@ def query_noise_scale(scores, query_offsets, sigma, nu, relative, region=0):
             continue
         lo = query_offsets[q]
         hi = query_offsets[q + 1]
-        n = hi - lo
         var = 0.0
-        if n > 0 and (region <= 0 or region >= n):
-            zmean = _mean(scores, lo, hi)
-            for i in range(lo, hi):
-                c = scores[i] - zmean
-                var += c * c
-            var /= n
-        elif n > 0:
+        if hi > lo:  # the whole list when region_floor is -inf
             m, _, ss = _region_spread(scores, lo, hi, region_floor(scores, lo, hi, region))
             var = ss / m
         out[q] = sigma * math.sqrt(var + nu * nu)
