@@ -4,7 +4,9 @@
   nu^2)``, then the radial correction) equals central finite differences of the exactly
   integrated loss ``E L(z + s(z) (e - mu r))`` of a three-document query, within 5 standard
   errors of 200k CCS draws: the derivation in ``kernels/ccs/__init__.py`` (``dG/ds = -<z, g> / s``) is
-  checked against an independent computation that never uses it.
+  checked against an independent computation that never uses it. The same holds for the
+  spread of the top ``spread_top`` scores, and for FilteredDCG (not translation invariant: the
+  correction projects with ``<g, z>``), whose exact loss is integrated document by document.
 * Scale-freeness: with ``nu -> 0`` the gradient is orthogonal to the centred scores and
   homogeneous of degree -1 (same noise).
 * The guard: every ``mu`` with ``mu * label range <= 4`` keeps the gradient alive from zero
@@ -104,6 +106,60 @@ def test_region_gradient_is_the_gradient_of_the_region_smoothed_loss(z):
     whole = stochastic_rank_gradient(*args, smoothing="relative", sfa=1.0, seed=11,
                                      **kw).reshape(copies, 3)
     assert np.any(np.abs(whole.mean(axis=0) - fd) > 10 * se)
+
+
+def _exact_relative_filtered_dcg_loss(z, labels, *, sigma, nu, mu, spread_top=None):
+    """``-E FilteredDCG(z + s(z) (e - mu r))`` of one query (exp2 gains, Position denominator,
+    the list cut at the fixed score 0), by linearity: document ``i`` adds
+    ``g_i E[1{y_i > 0} / (1 + #{j: y_j > y_i})]``, one integral over ``y_i`` each."""
+    region = np.sort(z)[::-1][:spread_top or z.size]
+    c = region - region.mean()
+    s = sigma * math.sqrt(np.mean(c * c) + nu * nu)
+    means = z - s * mu * labels
+    total = 0.0
+    for i in range(z.size):
+        others = [j for j in range(z.size) if j != i]
+
+        def density(x, i=i, others=others):
+            above = [norm.sf(x, means[j], s) for j in others]
+            # E[1 / (1 + N)] for N ~ the number of independent successes of ``above``
+            dist = np.array([1.0])
+            for p in above:
+                dist = np.append(dist * (1 - p), 0.0) + np.append(0.0, dist * p)
+            return norm.pdf(x, means[i], s) * np.sum(dist / np.arange(1, dist.size + 1))
+
+        total -= (2.0 ** labels[i] - 1) * integrate.quad(
+            density, 0.0, means.max() + 12 * s, epsabs=1e-14, epsrel=1e-12, limit=200)[0]
+    return total
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("z", [[0.3, 0.0, -0.2], [1.5, -0.4, 0.9]])
+@pytest.mark.parametrize("spread_top", [None, 2])
+def test_relative_filtered_dcg_gradient_is_the_gradient_of_its_smoothed_loss(z, spread_top):
+    # FilteredDCG is not translation invariant: the radial correction uses <g, z> (not the
+    # centred scores), over the whole list or the region; finite differences of the exact loss
+    z = np.array(z)
+    labels = np.array([1.0, 2.0, 0.0])
+    kw = dict(sigma=0.7, nu=0.4, mu=0.5)
+    h = 1e-5
+    fd = np.array([(_exact_relative_filtered_dcg_loss(z + h * e, labels, spread_top=spread_top,
+                                                      **kw)
+                    - _exact_relative_filtered_dcg_loss(z - h * e, labels,
+                                                        spread_top=spread_top, **kw)) / (2 * h)
+                   for e in np.eye(3)])
+    copies = 200_000
+    offs = np.arange(copies + 1, dtype=np.int64) * 3
+    args = (np.tile(z, copies), np.tile(labels, copies), offs)
+    common = dict(metric="FilteredDCG", top=5, smoothing="relative", seed=11,
+                  spread_top=spread_top, **kw)
+    g = stochastic_rank_gradient(*args, sfa=1.0, **common).reshape(copies, 3)
+    est, se = g.mean(axis=0), g.std(axis=0, ddof=1) / np.sqrt(copies)
+    assert np.max(np.abs(fd)) > 20 * np.max(se)
+    assert np.all(np.abs(est - fd) <= 5 * se + 1e-6), (est, fd, se)
+    # without the radial correction: the fixed-scale gradient, another one here (power)
+    g0 = stochastic_rank_gradient(*args, sfa=0.0, **common).reshape(copies, 3)
+    assert np.any(np.abs(g0.mean(axis=0) - fd) > 10 * se)
 
 
 def test_spread_top_covering_the_list_is_the_whole_list():
