@@ -66,16 +66,29 @@ def paper_objective(inst, seed):
 
 
 OBJECTIVES = {"StochasticRank (defaults)": default_objective, "LambdaMART (ours)": our_lambdamart}
-# Run on request (--methods): SR-R1 at several mu, and the paper's parametrisation.
+#: the defaults before issue 22 (a unit hessian, sigma 0.3 annealed to 0.1), at which the
+#: LightGBM-only studies below were run: pinned, so that their committed rows stay reproducible
+BEFORE_ISSUE_22 = {"hessian": "constant", "sigma": 0.3}
+
+
+def before_issue_22(**params):
+    """The defaults before issue 22 with ``params`` changed."""
+    return variant(**{**BEFORE_ISSUE_22, **params})
+
+
+# Run on request (--methods): SR-R1 at several mu, the paper's parametrisation, the smoothing
+# schedules, and the defaults of earlier versions.
 EXTRA_OBJECTIVES = {
-    "SR-R1 (defaults, mu=0.1)": variant(mu=0.1), "SR-R1 (defaults, mu=0.3)": variant(mu=0.3),
-    "SR-R1 (defaults, mu=1)": variant(mu=1.0), "StochasticRank.paper()": paper_objective,
-    "constant sigma=0.3": variant(anneal_half_life=None),
-    "constant sigma=0.1": variant(sigma=0.1, anneal_half_life=None),
-    "n_samples=4": variant(n_samples=4), "sigma_min=0.05": variant(sigma_min=0.05),
-    "sigma 0.2, sigma_min=0.05": variant(sigma=0.2, sigma_min=0.05),
-    # the defaults before issue 22 (a unit hessian; schedule_sweep's idealised booster)
-    "unit hessian": variant(hessian="constant")}
+    "SR-R1 (defaults, mu=0.1)": before_issue_22(mu=0.1),
+    "SR-R1 (defaults, mu=0.3)": before_issue_22(mu=0.3),
+    "SR-R1 (defaults, mu=1)": before_issue_22(mu=1.0), "StochasticRank.paper()": paper_objective,
+    "constant sigma=0.3": before_issue_22(anneal_half_life=None),
+    "constant sigma=0.1": before_issue_22(sigma=0.1, anneal_half_life=None),
+    "n_samples=4": before_issue_22(n_samples=4), "sigma_min=0.05": before_issue_22(sigma_min=0.05),
+    "sigma 0.2, sigma_min=0.05": before_issue_22(sigma=0.2, sigma_min=0.05),
+    "unit hessian": variant(**BEFORE_ISSUE_22),
+    # the default from issue 22's curvature hessian until the constant sigma = 0.1
+    "sigma 0.3 annealed": variant(sigma=0.3)}
 ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 

@@ -213,9 +213,10 @@ def test_relative_gradient_is_scale_free(spread_top, metric):
 
 
 def test_sigma_schedule():
-    obj = StochasticRank()
+    assert [StochasticRank().sigma_at(t) for t in (0, 100, 200)] == [0.1] * 3  # at its floor
+    obj = StochasticRank(sigma=0.3)
     assert [obj.sigma_at(t) for t in (0, 100, 200)] == [0.3, 0.15, 0.1]
-    assert StochasticRank(anneal_half_life=None).sigma_at(10_000) == 0.3
+    assert StochasticRank(sigma=0.3, anneal_half_life=None).sigma_at(10_000) == 0.3
     assert StochasticRank(sigma=0.05).sigma_at(1000) == 0.05  # the floor never raises sigma
     paper = StochasticRank.paper(metric="ERR", top=3)
     assert (paper.sigma, paper.nu, paper.smoothing, paper.anneal_half_life) == \

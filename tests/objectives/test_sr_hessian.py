@@ -31,7 +31,7 @@ def scale_by_hand(z, offs, sigma, nu, relative):
 @pytest.mark.parametrize("metric, top", [("NDCG", 5), ("MRR", None)])
 def test_abs_gradient_hessian_is_its_formula(metric, top, smoothing, iteration):
     z, y, offs = grouped()
-    kw = dict(metric=metric, top=top, seed=3, smoothing=smoothing, nu=0.5)
+    kw = dict(metric=metric, top=top, seed=3, smoothing=smoothing, nu=0.5, sigma=0.3)
     g0, h0 = StochasticRank(hessian="constant", **kw).grad_hess(z, y, offs, iteration)
     obj = StochasticRank(hessian="abs_gradient", **kw)
     g, h = obj.grad_hess(z, y, offs, iteration)
