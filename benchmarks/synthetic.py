@@ -13,7 +13,8 @@ without SGLB, through each booster's ranker (one call that differs only in the c
 parametrisations:
 
 * ``defaults``: ``StochasticRank(metric="NDCG", top=3)`` with nothing else set (relative
-  smoothing, sigma 0.3 annealed to 0.1 with half-life 100 trees, nu = 1);
+  smoothing, a constant sigma = 0.1, nu = 1; before issue 22's measurements: sigma 0.3 annealed
+  to 0.1 with half-life 100 trees, which also reached 5/5);
 * ``paper``: ``StochasticRank.paper(...)`` -- absolute sigma = 1, nu = 0.01 (the paper's and
   CatBoost's defaults), mu = 1 for R1.
 
