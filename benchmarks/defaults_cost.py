@@ -3,7 +3,7 @@
     python -m benchmarks.defaults_cost [--docs 120000] [--repeats 21] [--out benchmarks/results]
 
 ``StochasticRank(metric="NDCG", top=10)`` (relative smoothing: one extra pass per query for the
-score spread, the annealed sigma) against ``StochasticRank.paper(metric="NDCG", top=10)``
+score spread, the sigma schedule) against ``StochasticRank.paper(metric="NDCG", top=10)``
 (absolute smoothing), on the generated MSLR-shaped data of :mod:`benchmarks.kernel_speed`, one
 thread, trained-like and all-zero (iteration-0) scores. The two ``grad_hess`` calls alternate,
 and the median of the paired ratios is reported, so machine load hits both sides alike.

@@ -180,10 +180,11 @@ def describe_objective(args) -> str:
     """The header line naming the objective run in the "+ SR" rows."""
     if args.objective == "stochasticrank":
         sr = sr_objective(args)
+        schedule = (f" annealed to {sr.sigma_min} with half-life {sr.anneal_half_life:g}"
+                    if sr.anneal_half_life and sr.sigma > sr.sigma_min else " constant")
         return (f"SR = StochasticRank(metric={args.metric!r}, top={args.top or None}): package "
-                f"defaults (CCS, 1 sample, {sr.smoothing} smoothing, sigma {sr.sigma} annealed "
-                f"to {sr.sigma_min} with half-life {sr.anneal_half_life:g}, mu={sr.mu}, "
-                f"nu={sr.nu}, hessian={sr.hessian!r})")
+                f"defaults (CCS, 1 sample, {sr.smoothing} smoothing, sigma {sr.sigma}{schedule}, "
+                f"mu={sr.mu}, nu={sr.nu}, hessian={sr.hessian!r})")
     if args.objective == "yetirank":
         return ("YetiRank = YetiRank() (Classic: 10 noisy permutations per query and call, "
                 "adjacent pairs weighted 0.15 decay^(k-1) |r_a - r_b|, decay 0.85, logistic "
