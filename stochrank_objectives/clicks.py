@@ -145,7 +145,8 @@ def simulate_clicks(attractiveness, positions, query_offsets, propensities, *,
     return clicks
 
 
-def _positions(positions, n_rows):
+def check_positions(positions, n_rows):
+    """0-based display positions as int64, one per row; refused if not whole numbers >= 0."""
     pos = np.asarray(positions)
     if pos.shape != (n_rows,):
         raise ValueError(f"position must have one entry per row ({n_rows}), got shape "
@@ -190,7 +191,7 @@ def ips_labels(clicks, positions, propensities, *, clip: float = DEFAULT_CLIP) -
     c = as_float_array(clicks, "clicks")
     if np.any(c < 0):
         raise ValueError("clicks must be >= 0")
-    pos = _positions(positions, c.shape[0])
+    pos = check_positions(positions, c.shape[0])
     theta = _propensity_table(propensities, int(pos.max()) + 1 if pos.size else 0)
     if not 0.0 <= clip < 1.0:
         raise ValueError(f"clip must be in [0, 1), got {clip}")
@@ -201,14 +202,81 @@ def _sigmoid(z):
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
-def _fit_logistic(Z, target, w, ridge, steps):
-    """Newton steps of a ridge logistic regression on soft targets (cross-entropy)."""
-    for _ in range(steps):
-        p = _sigmoid(Z @ w)
-        grad = Z.T @ (p - target) + ridge * w
-        H = (Z * (p * (1 - p))[:, None]).T @ Z + ridge * np.eye(Z.shape[1])
-        w = w - np.linalg.solve(H, grad)
-    return w
+def _em_totals(X, ctr, pos, n_pos):
+    """One chunk's sums for the start of regression-EM: rows, feature sums, click-rate sum,
+    rows and click-rate sums per position."""
+    return (np.float64(X.shape[0]), X.sum(axis=0), ctr.sum(), np.bincount(pos, minlength=n_pos)
+            .astype(np.float64), np.bincount(pos, ctr, n_pos))
+
+
+def _em_spread(X, ctr, pos, mean):
+    """One chunk's sum of squared deviations from the global feature ``mean`` (a 1-tuple)."""
+    return (((X - mean) ** 2).sum(axis=0),)
+
+
+def _em_step(X, ctr, pos, mean, scale, theta, w_gamma, w_p):
+    """One chunk's E-step and Newton sums: the posterior examination summed per position, and
+    the gradient ``Z'(p - r)`` and hessian ``Z' diag(p (1 - p)) Z`` of the cross-entropy of the
+    relevance model at ``w_p`` against the posterior relevance ``r`` (E-step at ``w_gamma``)."""
+    Z = np.column_stack([(X - mean) / scale, np.ones(X.shape[0])])
+    gamma = np.clip(_sigmoid(Z @ w_gamma), 1e-6, 1 - 1e-6)
+    t = theta[pos]
+    denom = 1.0 - t * gamma
+    exam = ctr + (1.0 - ctr) * t * (1.0 - gamma) / denom
+    rel = ctr + (1.0 - ctr) * (1.0 - t) * gamma / denom
+    p = _sigmoid(Z @ w_p)
+    return (np.bincount(pos, exam, theta.shape[0]), Z.T @ (p - rel),
+            (Z * (p * (1 - p))[:, None]).T @ Z)
+
+
+def regression_em(total, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
+                  tol: float = 1e-6) -> np.ndarray:
+    """Regression-EM over data held in chunks (see :func:`estimate_propensities` for the model).
+
+    ``total(fn, *args)`` returns the element-wise sum over the chunks of ``fn(X, ctr, pos,
+    *args)`` (a tuple of arrays): every step of the algorithm is such a sum, so the same code
+    runs on one array (:func:`estimate_propensities`) or on the partitions of a Dask frame
+    (:func:`stochrank_objectives.adapters.dask.estimate_propensities`), to rounding. Each
+    iteration is two passes over the data (the E-step with the first Newton step, then the
+    second Newton step).
+
+    Returns:
+      ``theta`` per position ``0..n_pos-1``, scaled so that ``theta_0 = 1``.
+    """
+    n, x_sum, ctr_sum, counts, ctr_by_pos = total(_em_totals, n_pos)
+    mean = x_sum / n
+    sd = np.sqrt(total(_em_spread, mean)[0] / n)
+    scale = np.where(sd > 0, sd, 1.0)
+    theta = np.clip(ctr_by_pos / np.maximum(counts, 1), 1e-3, 1 - 1e-3)
+    theta = np.clip(theta / theta.max(), 1e-3, 1 - 1e-3)
+    w = np.zeros(x_sum.shape[0] + 1)
+    ctr_mean = ctr_sum / n
+    w[-1] = np.log(max(ctr_mean, 1e-3) / (1 - min(ctr_mean, 1 - 1e-3)))
+    eye = ridge * np.eye(w.shape[0])
+    for _ in range(int(n_iter)):
+        exam_sums, grad, hess = total(_em_step, mean, scale, theta, w, w)
+        new = exam_sums / np.maximum(counts, 1)
+        new = np.where(counts > 0, np.clip(new, 1e-6, 1 - 1e-6), np.nan)
+        for k in range(n_pos):  # an empty position takes the value above it
+            if np.isnan(new[k]):
+                new[k] = new[k - 1] if k else 1.0
+        # two Newton steps of the ridge logistic regression on the posterior relevance
+        w1 = w - np.linalg.solve(hess + eye, grad + ridge * w)
+        _, grad, hess = total(_em_step, mean, scale, theta, w, w1)
+        w = w1 - np.linalg.solve(hess + eye, grad + ridge * w1)
+        moved = np.max(np.abs(new - theta))
+        theta = new
+        if moved < tol:
+            break
+    return np.maximum(theta / theta[0], 1e-6)
+
+
+def check_click_rates(clicks, n_sessions: float) -> np.ndarray:
+    """``clicks / n_sessions`` as float64 click rates, refused outside [0, 1]."""
+    ctr = as_float_array(clicks, "clicks") / float(n_sessions)
+    if np.any(ctr < 0) or np.any(ctr > 1):
+        raise ValueError("clicks / n_sessions must be click rates in [0, 1]")
+    return ctr
 
 
 def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
@@ -226,9 +294,12 @@ def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
     ``P(E = 1, R = 0 | C = 0) = theta (1 - gamma) / (1 - theta gamma)`` and
     ``P(E = 0, R = 1 | C = 0) = (1 - theta) gamma / (1 - theta gamma)``; a click has ``E = R =
     1``. M-step: ``theta_k`` = the mean posterior examination at ``k``; ``gamma`` refit to the
-    posterior relevance (the expectation of the paper's sampled labels: soft targets).
-    Identifiability comes from the features: positions must not be a function of ``x`` alone
-    in the same family (a logging ranker other than a logistic model of the same features).
+    posterior relevance (the expectation of the paper's sampled labels: soft targets) by two
+    Newton steps of a ridge logistic regression. Identifiability comes from the features:
+    positions must not be a function of ``x`` alone in the same family (a logging ranker other
+    than a logistic model of the same features). Data too large for one machine: the same
+    algorithm over a Dask frame's partitions,
+    :func:`stochrank_objectives.adapters.dask.estimate_propensities`.
 
     Args:
       X: features, one row per document (dense array).
@@ -242,36 +313,14 @@ def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
       ``theta`` per position ``0..max(positions)``, scaled so that ``theta_0 = 1`` (clipped
       below at 1e-6; a position never shown keeps the value of the position above it).
     """
-    ctr = as_float_array(clicks, "clicks") / float(n_sessions)
-    if np.any(ctr < 0) or np.any(ctr > 1):
-        raise ValueError("clicks / n_sessions must be click rates in [0, 1]")
-    pos = _positions(positions, ctr.shape[0])
+    ctr = check_click_rates(clicks, n_sessions)
+    pos = check_positions(positions, ctr.shape[0])
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] != ctr.shape[0]:
         raise ValueError("X must be a 2-d array with one row per click entry")
-    X = np.nan_to_num(X)
-    sd = X.std(axis=0)
-    Z = np.column_stack([(X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0), np.ones(len(X))])
-    n_pos = int(pos.max()) + 1
-    counts = np.bincount(pos, minlength=n_pos).astype(np.float64)
-    theta = np.clip(np.bincount(pos, ctr, n_pos) / np.maximum(counts, 1), 1e-3, 1 - 1e-3)
-    theta = np.clip(theta / theta.max(), 1e-3, 1 - 1e-3)
-    w = np.zeros(Z.shape[1])
-    w[-1] = np.log(max(ctr.mean(), 1e-3) / (1 - min(ctr.mean(), 1 - 1e-3)))
-    for _ in range(int(n_iter)):
-        gamma = np.clip(_sigmoid(Z @ w), 1e-6, 1 - 1e-6)
-        t = theta[pos]
-        denom = 1.0 - t * gamma
-        exam = ctr + (1.0 - ctr) * t * (1.0 - gamma) / denom
-        rel = ctr + (1.0 - ctr) * (1.0 - t) * gamma / denom
-        new = np.bincount(pos, exam, n_pos) / np.maximum(counts, 1)
-        new = np.where(counts > 0, np.clip(new, 1e-6, 1 - 1e-6), np.nan)
-        for k in range(n_pos):  # an empty position takes the value above it
-            if np.isnan(new[k]):
-                new[k] = new[k - 1] if k else 1.0
-        w = _fit_logistic(Z, rel, w, ridge, steps=2)
-        moved = np.max(np.abs(new - theta))
-        theta = new
-        if moved < tol:
-            break
-    return np.maximum(theta / theta[0], 1e-6)
+    X = np.ascontiguousarray(np.nan_to_num(X))  # one summation order for every memory layout
+
+    def total(fn, *args):
+        return fn(X, ctr, pos, *args)
+
+    return regression_em(total, int(pos.max()) + 1, n_iter=n_iter, ridge=ridge, tol=tol)

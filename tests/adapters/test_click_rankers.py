@@ -73,3 +73,46 @@ def test_dask_ips_label_column_matches_ips_labels():
     np.testing.assert_allclose(out["ips_label"], C.ips_labels(clicks, pos, theta))
     with pytest.raises(ValueError, match="needs propensity="):
         ips_label_column(df, "click", "pos", None)
+
+
+def _click_frame(n_queries, npartitions):
+    import dask.dataframe as dd
+    import pandas as pd
+
+    X, clicks, pos, theta, group = _click_data(n_queries=n_queries)
+    pdf = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    pdf["qid"], pdf["click"], pdf["pos"] = np.repeat(np.arange(n_queries), 10), clicks, pos
+    return X, clicks, pos, theta, dd.from_pandas(pdf, npartitions=npartitions, sort=False)
+
+
+def test_dask_regression_em_is_the_one_array_estimate():
+    # every EM step is a sum over rows: one partition gives the array's estimate bit for bit,
+    # four give it to rounding (the sums are added in partition order)
+    pytest.importorskip("dask.dataframe")
+    from stochrank_objectives.adapters.dask import estimate_propensities
+
+    X, clicks, pos, theta, df1 = _click_frame(60, 1)
+    local = C.estimate_propensities(X, clicks, pos)
+    assert np.array_equal(estimate_propensities(df1, "qid", "click", "pos"), local)
+    df4 = _click_frame(60, 4)[-1]
+    assert df4.npartitions == 4
+    np.testing.assert_allclose(estimate_propensities(df4, "qid", "click", "pos"), local,
+                               rtol=1e-9, atol=1e-12)
+    assert np.max(np.abs(local - theta)) < 0.2 and local[1] < 0.8  # it estimated something
+    only_two = estimate_propensities(df4, "qid", "click", "pos", features=["f0", "f1"])
+    np.testing.assert_allclose(only_two, C.estimate_propensities(X[:, :2], clicks, pos),
+                               rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(click="clicks"), "no column 'clicks'"), (dict(features=["f9"]), "no column 'f9'"),
+    (dict(features=[]), "at least one feature column"),
+    (dict(n_sessions=0.5), "click rates in \\[0, 1\\]")])
+def test_dask_regression_em_bad_input(kwargs, match):
+    pytest.importorskip("dask.dataframe")
+    from stochrank_objectives.adapters.dask import estimate_propensities
+
+    df = _click_frame(6, 2)[-1]
+    args = {**dict(qid="qid", click="click", position="pos"), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        estimate_propensities(df, **args)

@@ -12,6 +12,7 @@ No gradient mathematics lives here. The modules, by concern:
 * :mod:`.inputs`: :func:`lightgbm_inputs` (``X, y, group`` for ``DaskLGBMRanker.fit``),
   :func:`xgboost_dmatrix` (a ``DaskDMatrix`` with the global query number as ``qid``) and
   :func:`ips_label_column` (clicks -> IPS labels with given propensities);
+* :mod:`.propensities`: :func:`estimate_propensities` (regression-EM over the partitions);
 * :mod:`.seeding`: noise keyed per partition (:class:`PartitionSGLB`, whose formula is
   :meth:`SGLB.noise <stochrank_objectives.sglb.SGLB.noise>` with a key), so that it does not
   depend on which worker holds a partition;
@@ -53,6 +54,7 @@ _WHERE = {
     "lightgbm_inputs": "inputs",
     "xgboost_dmatrix": "inputs",
     "ips_label_column": "inputs",
+    "estimate_propensities": "propensities",
     "PartitionSGLB": "seeding",
     "DaskLGBMObjective": "lightgbm",
     "DaskXGBObjective": "xgboost",
@@ -61,7 +63,7 @@ _WHERE = {
 
 __all__ = ["SplitQueryError", "check_query_partitions", "repartition_by_query",
            "rechunk_by_query", "query_layout", "QueryLayout", "lightgbm_inputs",
-           "ips_label_column",
+           "ips_label_column", "estimate_propensities",
            "xgboost_dmatrix", "DaskLGBMObjective", "DaskXGBObjective", "train_xgboost",
            "PartitionSGLB", "partition_digest"]
 

@@ -174,10 +174,9 @@ def ips_label_column(df, click: str, position: str, propensity, *, clip: float |
         layout = query_layout(df, "qid", "ips_label")
         X, y, group = lightgbm_inputs(df, "qid", "ips_label", layout=layout)
 
-    ``propensity`` (``theta_k`` per 0-based position ``k``) must be given: regression-EM needs
-    every row at once, so on a Dask frame estimate it first on a sample that fits in memory
-    (:func:`stochrank_objectives.clicks.estimate_propensities` on ``df.sample(...).compute()``)
-    or from a randomisation experiment.
+    ``propensity`` (``theta_k`` per 0-based position ``k``) must be given: estimate it from the
+    same frame with :func:`~.propensities.estimate_propensities` (regression-EM over the
+    partitions) or take it from a randomisation experiment.
 
     Args:
       df: a Dask frame partitioned by query; click, position: its click (or click-through
@@ -192,8 +191,8 @@ def ips_label_column(df, click: str, position: str, propensity, *, clip: float |
 
     if propensity is None:
         raise ValueError("ips_label_column needs propensity= (theta per position): estimate "
-                         "it on an in-memory sample with clicks.estimate_propensities, the "
-                         "Dask front ends do not run regression-EM")
+                         "it with stochrank_objectives.adapters.dask.estimate_propensities(df, "
+                         "qid, click, position) or give a randomisation experiment's")
     theta = np.asarray(propensity, dtype=np.float64)
     clip = DEFAULT_CLIP if clip is None else float(clip)
     meta = df._meta.assign(**{name: np.zeros(0, dtype=np.float64)})
