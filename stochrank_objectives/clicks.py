@@ -214,11 +214,17 @@ def _em_spread(X, ctr, pos, mean):
     return (((X - mean) ** 2).sum(axis=0),)
 
 
-def _em_step(X, ctr, pos, mean, scale, theta, w_gamma, w_p):
-    """One chunk's E-step and Newton sums: the posterior examination summed per position, and
-    the gradient ``Z'(p - r)`` and hessian ``Z' diag(p (1 - p)) Z`` of the cross-entropy of the
-    relevance model at ``w_p`` against the posterior relevance ``r`` (E-step at ``w_gamma``)."""
-    Z = np.column_stack([(X - mean) / scale, np.ones(X.shape[0])])
+def em_design(X, mean, scale):
+    """The relevance model's design matrix: the features standardised by the global ``mean``
+    and ``scale``, and a column of ones (the intercept)."""
+    return np.column_stack([(X - mean) / scale, np.ones(X.shape[0])])
+
+
+def _em_step(Z, ctr, pos, theta, w_gamma, w_p):
+    """One chunk's E-step and Newton sums (``Z``: its :func:`em_design`): the posterior
+    examination summed per position, and the gradient ``Z'(p - r)`` and hessian
+    ``Z' diag(p (1 - p)) Z`` of the cross-entropy of the relevance model at ``w_p`` against the
+    posterior relevance ``r`` (E-step at ``w_gamma``)."""
     gamma = np.clip(_sigmoid(Z @ w_gamma), 1e-6, 1 - 1e-6)
     t = theta[pos]
     denom = 1.0 - t * gamma
@@ -229,13 +235,15 @@ def _em_step(X, ctr, pos, mean, scale, theta, w_gamma, w_p):
             (Z * (p * (1 - p))[:, None]).T @ Z)
 
 
-def regression_em(total, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
+def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
                   tol: float = 1e-6) -> np.ndarray:
     """Regression-EM over data held in chunks (see :func:`estimate_propensities` for the model).
 
     ``total(fn, *args)`` returns the element-wise sum over the chunks of ``fn(X, ctr, pos,
-    *args)`` (a tuple of arrays): every step of the algorithm is such a sum, so the same code
-    runs on one array (:func:`estimate_propensities`) or on the partitions of a Dask frame
+    *args)`` (a tuple of arrays); ``standardised(mean, scale)`` returns the same over the
+    chunks with ``X`` replaced by its :func:`em_design` (built once per chunk, kept for every
+    pass). Every step of the algorithm is such a sum, so the same code runs on one array
+    (:func:`estimate_propensities`) or on the partitions of a Dask frame
     (:func:`stochrank_objectives.adapters.dask.estimate_propensities`), to rounding. Each
     iteration is two passes over the data (the E-step with the first Newton step, then the
     second Newton step).
@@ -247,6 +255,7 @@ def regression_em(total, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
     mean = x_sum / n
     sd = np.sqrt(total(_em_spread, mean)[0] / n)
     scale = np.where(sd > 0, sd, 1.0)
+    total_z = standardised(mean, scale)
     theta = np.clip(ctr_by_pos / np.maximum(counts, 1), 1e-3, 1 - 1e-3)
     theta = np.clip(theta / theta.max(), 1e-3, 1 - 1e-3)
     w = np.zeros(x_sum.shape[0] + 1)
@@ -254,7 +263,7 @@ def regression_em(total, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
     w[-1] = np.log(max(ctr_mean, 1e-3) / (1 - min(ctr_mean, 1 - 1e-3)))
     eye = ridge * np.eye(w.shape[0])
     for _ in range(int(n_iter)):
-        exam_sums, grad, hess = total(_em_step, mean, scale, theta, w, w)
+        exam_sums, grad, hess = total_z(_em_step, theta, w, w)
         new = exam_sums / np.maximum(counts, 1)
         new = np.where(counts > 0, np.clip(new, 1e-6, 1 - 1e-6), np.nan)
         for k in range(n_pos):  # an empty position takes the value above it
@@ -262,7 +271,7 @@ def regression_em(total, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
                 new[k] = new[k - 1] if k else 1.0
         # two Newton steps of the ridge logistic regression on the posterior relevance
         w1 = w - np.linalg.solve(hess + eye, grad + ridge * w)
-        _, grad, hess = total(_em_step, mean, scale, theta, w, w1)
+        _, grad, hess = total_z(_em_step, theta, w, w1)
         w = w1 - np.linalg.solve(hess + eye, grad + ridge * w1)
         moved = np.max(np.abs(new - theta))
         theta = new
@@ -323,4 +332,9 @@ def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
     def total(fn, *args):
         return fn(X, ctr, pos, *args)
 
-    return regression_em(total, int(pos.max()) + 1, n_iter=n_iter, ridge=ridge, tol=tol)
+    def standardised(mean, scale):
+        Z = em_design(X, mean, scale)
+        return lambda fn, *args: fn(Z, ctr, pos, *args)
+
+    return regression_em(total, standardised, int(pos.max()) + 1, n_iter=n_iter, ridge=ridge,
+                         tol=tol)

@@ -5,7 +5,7 @@ The algorithm is :func:`stochrank_objectives.clicks.regression_em` (Wang et al.,
 model and the E- and M-steps: :func:`stochrank_objectives.clicks.estimate_propensities`); every
 step of it is a sum over rows, so each pass maps one of its chunk functions over the partitions
 and adds the results in partition order. No EM mathematics lives here: this module only reads
-the partitions and sums.
+the partitions (once: their arrays and designs stay on the workers for every pass) and sums.
 """
 
 from __future__ import annotations
@@ -15,14 +15,26 @@ import numpy as np
 __all__ = ["estimate_propensities"]
 
 
-def _partial(part, fn, args, features, click, position, n_sessions):
-    """``fn(X, ctr, pos, *args)`` of one partition (a pandas frame)."""
+def _arrays(part, features, click, position, n_sessions):
+    """``(X, ctr, pos)`` of one partition (a pandas frame), checked as on one machine."""
     from ...clicks import check_click_rates, check_positions
 
     ctr = check_click_rates(part[click].to_numpy(np.float64), n_sessions)
     pos = check_positions(part[position].to_numpy(), ctr.shape[0])
     X = np.ascontiguousarray(np.nan_to_num(part[features].to_numpy(np.float64)))
-    return fn(X, ctr, pos, *args)
+    return X, ctr, pos
+
+
+def _design(arrays, mean, scale):
+    """``(Z, ctr, pos)``: a partition's arrays with the features replaced by their design."""
+    from ...clicks import em_design
+
+    X, ctr, pos = arrays
+    return em_design(X, mean, scale), ctr, pos
+
+
+def _apply(arrays, fn, args):
+    return fn(*arrays, *args)
 
 
 def estimate_propensities(df, qid: str, click: str, position: str, features=None, *,
@@ -32,12 +44,12 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
 
     The same estimate as :func:`stochrank_objectives.clicks.estimate_propensities` on the
     frame's rows gathered in one array (to rounding: the sums are added partition by
-    partition, in partition order, so the result does not depend on the workers). Each EM
-    iteration reads the frame twice: persist it first (``df = df.persist()``).
+    partition, in partition order, so the result does not depend on the workers). The
+    partitions are read once; their arrays and the relevance model's design (one float64
+    copy of the features) stay on the workers for the two passes of every EM iteration.
 
     Example::
 
-        df = df.persist()
         theta = estimate_propensities(df, "qid", "click", "position", n_sessions=10)
         df = ips_label_column(df, "click", "position", theta)
 
@@ -68,12 +80,20 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
     if not features:
         raise ValueError("estimate_propensities needs at least one feature column for the "
                          "relevance model (features=[...])")
-    parts = df.to_delayed()
     n_pos = int(df[position].max().compute()) + 1
+    # the partitions' arrays, then their designs, are computed once and kept on the workers
+    arrays = dask.persist(*[dask.delayed(_arrays)(part, features, click, position, n_sessions)
+                            for part in df.to_delayed()])
 
-    def total(fn, *args):
-        sums = dask.compute(*[dask.delayed(_partial)(part, fn, args, features, click,
-                                                     position, n_sessions) for part in parts])
-        return tuple(sum(values[1:], values[0]) for values in zip(*sums))
+    def summed(chunks):
+        def total(fn, *args):
+            sums = dask.compute(*[dask.delayed(_apply)(chunk, fn, args) for chunk in chunks])
+            return tuple(sum(values[1:], values[0]) for values in zip(*sums))
+        return total
 
-    return regression_em(total, n_pos, n_iter=n_iter, ridge=ridge, tol=tol)
+    def standardised(mean, scale):
+        return summed(dask.persist(*[dask.delayed(_design)(chunk, mean, scale)
+                                     for chunk in arrays]))
+
+    return regression_em(summed(arrays), standardised, n_pos, n_iter=n_iter, ridge=ridge,
+                         tol=tol)
