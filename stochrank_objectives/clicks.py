@@ -36,7 +36,8 @@ import numpy as np
 
 from .groups import as_float_array, validate_query_offsets
 
-__all__ = ["DEFAULT_CLIP", "ips_labels", "estimate_propensities", "power_law_propensities",
+__all__ = ["DEFAULT_CLIP", "ips_labels", "estimate_propensities", "regression_em", "em_design",
+           "check_click_rates", "check_positions", "power_law_propensities",
            "simulate_clicks", "display_positions", "click_probabilities"]
 
 #: default lower bound on the propensities; chosen by measurement (docs/guide/clicks.md)
@@ -146,7 +147,18 @@ def simulate_clicks(attractiveness, positions, query_offsets, propensities, *,
 
 
 def check_positions(positions, n_rows):
-    """0-based display positions as int64, one per row; refused if not whole numbers >= 0."""
+    """0-based display positions as int64, one per row; refused if not whole numbers >= 0.
+
+    >>> check_positions([0, 2.0, 1], 3).tolist()
+    [0, 2, 1]
+
+    Args:
+      positions: the display position of each row (0 = the top of the list).
+      n_rows: the number of rows they must cover.
+
+    Returns:
+      The positions, int64; ValueError names the fix otherwise.
+    """
     pos = np.asarray(positions)
     if pos.shape != (n_rows,):
         raise ValueError(f"position must have one entry per row ({n_rows}), got shape "
@@ -216,7 +228,18 @@ def _em_spread(X, ctr, pos, mean):
 
 def em_design(X, mean, scale):
     """The relevance model's design matrix: the features standardised by the global ``mean``
-    and ``scale``, and a column of ones (the intercept)."""
+    and ``scale``, and a column of ones (the intercept).
+
+    >>> em_design(np.array([[1.0], [3.0]]), np.array([2.0]), np.array([1.0])).tolist()
+    [[-1.0, 1.0], [1.0, 1.0]]
+
+    Args:
+      X: one chunk's features; mean, scale: the global feature means and standard deviations
+        (1 where a feature is constant).
+
+    Returns:
+      ``[(X - mean) / scale, 1]``, one row per row of ``X``.
+    """
     return np.column_stack([(X - mean) / scale, np.ones(X.shape[0])])
 
 
@@ -247,6 +270,28 @@ def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: f
     (:func:`stochrank_objectives.adapters.dask.estimate_propensities`), to rounding. Each
     iteration is two passes over the data (the E-step with the first Newton step, then the
     second Newton step).
+
+    Example (two chunks of one array's rows; ``X, ctr, pos`` as in
+    :func:`estimate_propensities`)::
+
+        chunks = [(X[:500], ctr[:500], pos[:500]), (X[500:], ctr[500:], pos[500:])]
+
+        def summed(parts):
+            def total(fn, *args):
+                sums = [fn(*part, *args) for part in parts]
+                return tuple(sum(values[1:], values[0]) for values in zip(*sums))
+            return total
+
+        def standardised(mean, scale):
+            return summed([(em_design(x, mean, scale), c, p) for x, c, p in chunks])
+
+        theta = regression_em(summed(chunks), standardised, int(pos.max()) + 1)
+
+    Args:
+      total: sums a chunk function over the raw chunks (above).
+      standardised: ``(mean, scale) ->`` the same over the designs.
+      n_pos: the number of positions (``max(position) + 1``).
+      n_iter, ridge, tol: as in :func:`estimate_propensities`.
 
     Returns:
       ``theta`` per position ``0..n_pos-1``, scaled so that ``theta_0 = 1``.
@@ -281,7 +326,18 @@ def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: f
 
 
 def check_click_rates(clicks, n_sessions: float) -> np.ndarray:
-    """``clicks / n_sessions`` as float64 click rates, refused outside [0, 1]."""
+    """``clicks / n_sessions`` as float64 click rates, refused outside [0, 1].
+
+    >>> check_click_rates([0, 3, 10], 10).tolist()
+    [0.0, 0.3, 1.0]
+
+    Args:
+      clicks: click counts per row (or rates with ``n_sessions = 1``).
+      n_sessions: the sessions each count is over.
+
+    Returns:
+      The rates; ValueError if one is outside [0, 1].
+    """
     ctr = as_float_array(clicks, "clicks") / float(n_sessions)
     if np.any(ctr < 0) or np.any(ctr > 1):
         raise ValueError("clicks / n_sessions must be click rates in [0, 1]")
