@@ -24,6 +24,7 @@ PUBLIC_MODULES = (
     "stochrank_objectives.letor",
     "stochrank_objectives.longlists",
     "stochrank_objectives.clicks",
+    "stochrank_objectives.click_em",
 )
 
 

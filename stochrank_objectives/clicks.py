@@ -23,7 +23,8 @@ a relevant document can be shown (a document never shown has no unbiased label),
 follow the PBM (a cascade user breaks the independence of positions).
 
 Propensities are given (from a randomisation experiment, say) or estimated from the same clicks
-by :func:`estimate_propensities` (regression-EM, Wang et al., WSDM 2018). Clipping
+by :func:`estimate_propensities` (regression-EM, Wang et al., WSDM 2018; the algorithm over
+chunks of rows: :mod:`stochrank_objectives.click_em`). Clipping
 ``theta >= clip`` bounds the weights (variance) at the price of under-crediting the documents
 shown below the clip (bias towards the logging ranking).
 
@@ -34,10 +35,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .click_em import em_design, regression_em
 from .groups import as_float_array, validate_query_offsets
 
-__all__ = ["DEFAULT_CLIP", "ips_labels", "estimate_propensities", "regression_em", "em_design",
-           "check_click_rates", "check_positions", "power_law_propensities",
+__all__ = ["DEFAULT_CLIP", "ips_labels", "estimate_propensities", "check_click_rates",
+           "check_positions", "power_law_propensities",
            "simulate_clicks", "display_positions", "click_probabilities"]
 
 #: default lower bound on the propensities; chosen by measurement (docs/guide/clicks.md)
@@ -208,121 +210,6 @@ def ips_labels(clicks, positions, propensities, *, clip: float = DEFAULT_CLIP) -
     if not 0.0 <= clip < 1.0:
         raise ValueError(f"clip must be in [0, 1), got {clip}")
     return c / np.maximum(theta[pos], clip)
-
-
-def _sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
-
-
-def _em_totals(X, ctr, pos, n_pos):
-    """One chunk's sums for the start of regression-EM: rows, feature sums, click-rate sum,
-    rows and click-rate sums per position."""
-    return (np.float64(X.shape[0]), X.sum(axis=0), ctr.sum(), np.bincount(pos, minlength=n_pos)
-            .astype(np.float64), np.bincount(pos, ctr, n_pos))
-
-
-def _em_spread(X, ctr, pos, mean):
-    """One chunk's sum of squared deviations from the global feature ``mean`` (a 1-tuple)."""
-    return (((X - mean) ** 2).sum(axis=0),)
-
-
-def em_design(X, mean, scale):
-    """The relevance model's design matrix: the features standardised by the global ``mean``
-    and ``scale``, and a column of ones (the intercept).
-
-    >>> em_design(np.array([[1.0], [3.0]]), np.array([2.0]), np.array([1.0])).tolist()
-    [[-1.0, 1.0], [1.0, 1.0]]
-
-    Args:
-      X: one chunk's features; mean, scale: the global feature means and standard deviations
-        (1 where a feature is constant).
-
-    Returns:
-      ``[(X - mean) / scale, 1]``, one row per row of ``X``.
-    """
-    return np.column_stack([(X - mean) / scale, np.ones(X.shape[0])])
-
-
-def _em_step(Z, ctr, pos, theta, w_gamma, w_p):
-    """One chunk's E-step and Newton sums (``Z``: its :func:`em_design`): the posterior
-    examination summed per position, and the gradient ``Z'(p - r)`` and hessian
-    ``Z' diag(p (1 - p)) Z`` of the cross-entropy of the relevance model at ``w_p`` against the
-    posterior relevance ``r`` (E-step at ``w_gamma``)."""
-    gamma = np.clip(_sigmoid(Z @ w_gamma), 1e-6, 1 - 1e-6)
-    t = theta[pos]
-    denom = 1.0 - t * gamma
-    exam = ctr + (1.0 - ctr) * t * (1.0 - gamma) / denom
-    rel = ctr + (1.0 - ctr) * (1.0 - t) * gamma / denom
-    p = _sigmoid(Z @ w_p)
-    return (np.bincount(pos, exam, theta.shape[0]), Z.T @ (p - rel),
-            (Z * (p * (1 - p))[:, None]).T @ Z)
-
-
-def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
-                  tol: float = 1e-6) -> np.ndarray:
-    """Regression-EM over data held in chunks (see :func:`estimate_propensities` for the model).
-
-    ``total(fn, *args)`` returns the element-wise sum over the chunks of ``fn(X, ctr, pos,
-    *args)`` (a tuple of arrays); ``standardised(mean, scale)`` returns the same over the
-    chunks with ``X`` replaced by its :func:`em_design` (built once per chunk, kept for every
-    pass). Every step of the algorithm is such a sum, so the same code runs on one array
-    (:func:`estimate_propensities`) or on the partitions of a Dask frame
-    (:func:`stochrank_objectives.adapters.dask.estimate_propensities`), to rounding. Each
-    iteration is two passes over the data (the E-step with the first Newton step, then the
-    second Newton step).
-
-    Example (two chunks of one array's rows; ``X, ctr, pos`` as in
-    :func:`estimate_propensities`)::
-
-        chunks = [(X[:500], ctr[:500], pos[:500]), (X[500:], ctr[500:], pos[500:])]
-
-        def summed(parts):
-            def total(fn, *args):
-                sums = [fn(*part, *args) for part in parts]
-                return tuple(sum(values[1:], values[0]) for values in zip(*sums))
-            return total
-
-        def standardised(mean, scale):
-            return summed([(em_design(x, mean, scale), c, p) for x, c, p in chunks])
-
-        theta = regression_em(summed(chunks), standardised, int(pos.max()) + 1)
-
-    Args:
-      total: sums a chunk function over the raw chunks (above).
-      standardised: ``(mean, scale) ->`` the same over the designs.
-      n_pos: the number of positions (``max(position) + 1``).
-      n_iter, ridge, tol: as in :func:`estimate_propensities`.
-
-    Returns:
-      ``theta`` per position ``0..n_pos-1``, scaled so that ``theta_0 = 1``.
-    """
-    n, x_sum, ctr_sum, counts, ctr_by_pos = total(_em_totals, n_pos)
-    mean = x_sum / n
-    sd = np.sqrt(total(_em_spread, mean)[0] / n)
-    scale = np.where(sd > 0, sd, 1.0)
-    total_z = standardised(mean, scale)
-    theta = np.clip(ctr_by_pos / np.maximum(counts, 1), 1e-3, 1 - 1e-3)
-    theta = np.clip(theta / theta.max(), 1e-3, 1 - 1e-3)
-    w = np.zeros(x_sum.shape[0] + 1)
-    ctr_mean = ctr_sum / n
-    w[-1] = np.log(max(ctr_mean, 1e-3) / (1 - min(ctr_mean, 1 - 1e-3)))
-    eye = ridge * np.eye(w.shape[0])
-    for _ in range(int(n_iter)):
-        exam_sums, grad, hess = total_z(_em_step, theta, w, w)
-        new = exam_sums / np.maximum(counts, 1)
-        new = np.where(counts > 0, np.clip(new, 1e-6, 1 - 1e-6), np.nan)
-        for k in range(n_pos):  # an empty position takes the value above it
-            if np.isnan(new[k]):
-                new[k] = new[k - 1] if k else 1.0
-        # two Newton steps of the ridge logistic regression on the posterior relevance
-        w1 = w - np.linalg.solve(hess + eye, grad + ridge * w)
-        _, grad, hess = total_z(_em_step, theta, w, w1)
-        w = w1 - np.linalg.solve(hess + eye, grad + ridge * w1)
-        moved = np.max(np.abs(new - theta))
-        theta = new
-        if moved < tol:
-            break
-    return np.maximum(theta / theta[0], 1e-6)
 
 
 def check_click_rates(clicks, n_sessions: float) -> np.ndarray:

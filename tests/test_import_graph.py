@@ -22,7 +22,7 @@ LAYERS = [
     ("kernels and groups", ["kernels", "groups", "validation", "parameters"]),
     ("objectives, sglb and the metric specification",
      ["objectives", "sglb", "metric_spec", "metric_values"]),
-    ("metrics and data", ["metrics", "data", "letor", "longlists", "clicks"]),
+    ("metrics and data", ["metrics", "data", "letor", "longlists", "clicks", "click_em"]),
     ("adapters", ["adapters"]),
     ("export (fitted model -> serving artefacts; no training)", ["export"]),
     ("entry points", ["__main__", "_compile_watch", "scoring", "baselines", "__init__"]),

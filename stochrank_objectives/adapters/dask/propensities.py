@@ -1,7 +1,7 @@
 """Regression-EM over a Dask frame: examination propensities from clicks that do not fit on one
 machine.
 
-The algorithm is :func:`stochrank_objectives.clicks.regression_em` (Wang et al., WSDM 2018; the
+The algorithm is :func:`stochrank_objectives.click_em.regression_em` (Wang et al., WSDM 2018; the
 model and the E- and M-steps: :func:`stochrank_objectives.clicks.estimate_propensities`); every
 step of it is a sum over rows, so each pass maps one of its chunk functions over the partitions
 and adds the results in partition order. No EM mathematics lives here: this module only reads
@@ -27,7 +27,7 @@ def _arrays(part, features, click, position, n_sessions):
 
 def _design(arrays, mean, scale):
     """``(Z, ctr, pos)``: a partition's arrays with the features replaced by their design."""
-    from ...clicks import em_design
+    from ...click_em import em_design
 
     X, ctr, pos = arrays
     return em_design(X, mean, scale), ctr, pos
@@ -68,7 +68,7 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
     """
     import dask
 
-    from ...clicks import regression_em
+    from ...click_em import regression_em
 
     if features is None:
         features = [c for c in df.columns if c not in (qid, click, position)]
