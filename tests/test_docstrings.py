@@ -16,6 +16,7 @@ PUBLIC_MODULES = [
     "stochrank_objectives.adapters.dask",
     "stochrank_objectives.export",
     "stochrank_objectives.clicks",
+    "stochrank_objectives.click_em",
 ]
 
 
