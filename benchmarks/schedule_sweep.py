@@ -122,8 +122,8 @@ def main(argv=None):
         f"{' --only-defaults' if args.only_defaults else ''}`; {len(rows)} configurations, "
         f"{len(instances)} instances x {args.seeds} seeds each (see the module docstring).",
         "",
-        f"Base (the package defaults before issue 22): sigma {defaults.sigma}, sigma_min {defaults.sigma_min}, half-life "
-        f"{defaults.anneal_half_life:g}, nu {defaults.nu}.",
+        f"Base (the package defaults before issue 22): sigma {defaults.sigma}, sigma_min "
+        f"{defaults.sigma_min}, half-life {defaults.anneal_half_life:g}, nu {defaults.nu}.",
         "",
         f"**Union over all configurations (best per run, after the fact): {union:.3f}**; "
         f"runs no configuration solves: {len(never)} -- " + ", ".join(

@@ -154,8 +154,8 @@ def _cell(result):
 def summarise(rows):
     """The markdown table of every (data set, target) in ``rows``."""
     lines = ["| data set | booster | target | method | runs | test mean ± 95% CI | trees | vs "
-             "the unit hessian (pts ± 95% CI, two-sided p) | vs the curvature hessian | vs the native | "
-             "vs today's default |",
+             "the unit hessian (pts ± 95% CI, two-sided p) | vs the curvature hessian | "
+             "vs the native | vs today's default |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     groups = dict.fromkeys((_label(r), r["booster"], r["target"]) for r in rows)
     for dataset, booster, target in sorted(groups, key=lambda g: (g[0], g[1], TARGETS.index(g[2]))):

@@ -70,7 +70,7 @@ def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: f
     ``total(fn, *args)`` returns the element-wise sum over the chunks of ``fn(X, ctr, pos,
     *args)`` (a tuple of arrays); ``standardised(mean, scale)`` returns the same over the
     chunks with ``X`` replaced by its :func:`em_design` (built once per chunk, kept for every
-    pass). Every step of the algorithm is such a sum, so the same code runs on one array
+    pass; ``total`` is not called after it, so the raw chunks may be released). Every step of the algorithm is such a sum, so the same code runs on one array
     (:func:`~stochrank_objectives.clicks.estimate_propensities`) or on the partitions of a
     Dask frame (:func:`stochrank_objectives.adapters.dask.estimate_propensities`), to
     rounding. Each

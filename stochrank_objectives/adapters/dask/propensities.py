@@ -45,8 +45,9 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
     The same estimate as :func:`stochrank_objectives.clicks.estimate_propensities` on the
     frame's rows gathered in one array (to rounding: the sums are added partition by
     partition, in partition order, so the result does not depend on the workers). The
-    partitions are read once; their arrays and the relevance model's design (one float64
-    copy of the features) stay on the workers for the two passes of every EM iteration.
+    partitions are read once; the relevance model's design (one float64 copy of the
+    features, with the click rates and positions) stays on the workers for the two passes of
+    every EM iteration, and the raw features are released once it is built.
 
     Example::
 
@@ -81,9 +82,10 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
         raise ValueError("estimate_propensities needs at least one feature column for the "
                          "relevance model (features=[...])")
     n_pos = int(df[position].max().compute()) + 1
-    # the partitions' arrays, then their designs, are computed once and kept on the workers
-    arrays = dask.persist(*[dask.delayed(_arrays)(part, features, click, position, n_sessions)
-                            for part in df.to_delayed()])
+    # the partitions' arrays are computed once and kept on the workers until their designs
+    # are built, which then serve every EM pass
+    chunks = list(dask.persist(*[dask.delayed(_arrays)(part, features, click, position,
+                                                       n_sessions) for part in df.to_delayed()]))
 
     def summed(chunks):
         def total(fn, *args):
@@ -92,8 +94,9 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
         return total
 
     def standardised(mean, scale):
-        return summed(dask.persist(*[dask.delayed(_design)(chunk, mean, scale)
-                                     for chunk in arrays]))
+        designs = dask.persist(*[dask.delayed(_design)(chunk, mean, scale) for chunk in chunks])
+        chunks.clear()  # regression_em reads the raw chunks no more: free them on the workers
+        return summed(designs)
 
-    return regression_em(summed(arrays), standardised, n_pos, n_iter=n_iter, ridge=ridge,
+    return regression_em(summed(chunks), standardised, n_pos, n_iter=n_iter, ridge=ridge,
                          tol=tol)
