@@ -3,8 +3,8 @@ package itself imports them from :mod:`stochrank_objectives.objectives`).
 
 They live in :mod:`stochrank_objectives.objectives` by family: :mod:`~.objectives.lambda_family`
 (LambdaMART, LambdaLoss, Gumbel, e_lambda_mart), :mod:`~.objectives.smooth` (ApproxNDCG,
-ListNet, SmoothNDCG), :mod:`~.objectives.stochastic_rank` (SoftRank, StochasticRankDCGRR) and
-:mod:`~.objectives.yetirank` (YetiRank).
+ListNet, SmoothNDCG), :mod:`~.objectives.stochastic_rank` (SoftRank), :mod:`~.objectives.dcgrr`
+(StochasticRankDCGRR) and :mod:`~.objectives.yetirank` (YetiRank).
 
 Example:
 
@@ -15,7 +15,8 @@ Example:
 
 from .objectives.lambda_family import Gumbel, LambdaLoss, LambdaMART, e_lambda_mart
 from .objectives.smooth import ApproxNDCG, ListNet, SmoothNDCG
-from .objectives.stochastic_rank import SoftRank, StochasticRankDCGRR
+from .objectives.dcgrr import StochasticRankDCGRR
+from .objectives.stochastic_rank import SoftRank
 from .objectives.yetirank import YetiRank
 
 __all__ = ["LambdaMART", "LambdaLoss", "ApproxNDCG", "ListNet", "Gumbel", "e_lambda_mart",

@@ -1,7 +1,7 @@
 """StochasticRank kernels for the learning-to-select-with-order loss DCG-RR.
 
 Documents keep their input order and a score ``z_i > 0`` shows document ``i``; see
-:class:`stochrank_objectives.objectives.stochastic_rank.StochasticRankDCGRR` for the estimator.
+:class:`stochrank_objectives.objectives.dcgrr.StochasticRankDCGRR` for the estimator.
 """
 
 import math

@@ -14,8 +14,8 @@ per-document (diagonal) second derivative. The modules, by family:
   kernels, the objectives and the metric functions share (re-exported here);
 * :mod:`._estimator` -- the StochasticRank gradient estimator (:func:`stochastic_rank_gradient`,
   :func:`draw_noise`, :func:`check_shift`);
-* :mod:`.stochastic_rank` -- :class:`StochasticRank` and its variants :class:`SoftRank`,
-  :class:`StochasticRankDCGRR`;
+* :mod:`.stochastic_rank` -- :class:`StochasticRank` and its variant :class:`SoftRank`;
+  :mod:`.dcgrr` -- :class:`StochasticRankDCGRR` (an LSO loss);
 * :mod:`.lambda_family` -- :class:`LambdaMART`, :class:`LambdaLoss`, :class:`Gumbel`,
   :func:`e_lambda_mart`; :mod:`.booster_compat` -- LightGBM / XGBoost LambdaMART emulation;
 * :mod:`.smooth` -- :class:`ApproxNDCG`, :class:`ListNet`, :class:`SmoothNDCG`;
@@ -36,7 +36,8 @@ from ._protocol import Objective, ObjectiveParams
 from .lambda_family import Gumbel, LambdaLoss, LambdaMART, e_lambda_mart
 from ..metric_spec import KernelArgs, MetricSpec
 from .smooth import ApproxNDCG, ListNet, SmoothNDCG
-from .stochastic_rank import SoftRank, StochasticRank, StochasticRankDCGRR
+from .dcgrr import StochasticRankDCGRR
+from .stochastic_rank import SoftRank, StochasticRank
 from .yetirank import YetiRank
 
 __all__ = ["Objective", "ObjectiveParams", "MetricSpec", "KernelArgs",
