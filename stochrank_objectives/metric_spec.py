@@ -54,7 +54,7 @@ from .kernels.metrics import ideal_values
 from .validation import check_float, check_int
 
 __all__ = ["MetricSpec", "KernelArgs", "METRICS", "GAINS", "canonical_metric", "ndcg_gains",
-           "inverse_full_idcg", "ndcg_inputs"]
+           "inverse_full_idcg", "ndcg_inputs", "with_reach"]
 
 CASCADE_METRICS = ("NDCG", "DCG", "ERR", "MRR", "PFOUND", "FILTEREDDCG")
 COUNTING_METRICS = ("PRECISION", "MAP")
@@ -261,6 +261,42 @@ class MetricSpec:
         else:
             scale = np.ones_like(ideal)
         return KernelArgs(gain, cont, pos_weight, t, ideal, scale)
+
+
+def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:
+    """MRR's arrays with a reach: a relevant document's continuation is ``reach``, not 0.
+
+    Example:
+
+    >>> spec = MetricSpec.make("MRR")
+    >>> offs = np.array([0, 3])
+    >>> args = with_reach(spec.kernel_args(np.array([1.0, 0.0, 1.0]), offs), 0.3, offs)
+    >>> args.continuation.tolist(), args.ideal.tolist()   # ideal: 1 + 0.3 / 2
+    ([0.3, 1.0, 0.3], [1.15])
+
+    In MRR's cascade form (module docstring) nothing below the first relevant document counts:
+    its continuation ``1 - g`` is 0. With a reach ``rho`` it is ``1 - (1 - rho) g``, so the
+    value is ``sum_j rho^(j-1) / (p_j + 1)`` over the relevant documents in rank order ``j``
+    at positions ``p_j``: the reciprocal rank of the first, ``rho`` times that of the second,
+    and so on -- binary ERR with a satisfaction probability ``1 - rho``, rescaled by
+    ``1 / (1 - rho)``. ``rho = 0`` is MRR. A training surrogate (the objective's ``reach``):
+    with small smoothing noise a relevant document below the first has no MRR gradient at
+    all, and the reach gives it one.
+
+    Args:
+      args: :meth:`MetricSpec.kernel_args` of an MRR spec; reach: ``rho`` in [0, 1];
+      query_offsets: the offsets the arrays were built for.
+
+    Returns:
+      :class:`KernelArgs` with the new continuation and ideal values (``args`` when
+      ``reach`` is 0).
+    """
+    if reach == 0.0:
+        return args
+    continuation = args.continuation + reach * args.gain   # 1 - g + rho g
+    ideal = ideal_values(args.gain, continuation, np.asarray(query_offsets, np.int64),
+                         args.position_weights, args.cutoff)
+    return args._replace(continuation=continuation, ideal=ideal)
 
 
 def ndcg_gains(labels, gain):
