@@ -66,9 +66,10 @@ def paper_objective(inst, seed):
 
 
 OBJECTIVES = {"StochasticRank (defaults)": default_objective, "LambdaMART (ours)": our_lambdamart}
-#: the defaults before issue 22 (a unit hessian, sigma 0.3 annealed to 0.1), at which the
-#: LightGBM-only studies below were run: pinned, so that their committed rows stay reproducible
-BEFORE_ISSUE_22 = {"hessian": "constant", "sigma": 0.3}
+#: the defaults before issue 22 (a unit hessian, sigma 0.3 annealed to 0.1, MRR without
+#: reach), at which the LightGBM-only studies below were run: pinned, so that their committed
+#: rows stay reproducible
+BEFORE_ISSUE_22 = {"hessian": "constant", "sigma": 0.3, "reach": 0.0}
 
 
 def before_issue_22(**params):
@@ -88,7 +89,9 @@ EXTRA_OBJECTIVES = {
     "sigma 0.2, sigma_min=0.05": before_issue_22(sigma=0.2, sigma_min=0.05),
     "unit hessian": variant(**BEFORE_ISSUE_22),
     # the default from issue 22's curvature hessian until the constant sigma = 0.1
-    "sigma 0.3 annealed": variant(sigma=0.3)}
+    "sigma 0.3 annealed": variant(sigma=0.3, reach=0.0),
+    # the default from the constant sigma = 0.1 until MRR's reach (MRR instances differ only)
+    "MRR without reach": variant(reach=0.0)}
 ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
 
 
