@@ -4,9 +4,9 @@
 Example:
 
 >>> import numpy as np
->>> g, h = StochasticRankDCGRR(n_samples=8, seed=1).grad_hess(np.zeros(2), np.array([1.0, 0.0]),
-...                                                          [0, 2])
->>> bool(g[0] < 0 < g[1])  # show the relevant document, hide the other
+>>> g, h = StochasticRankDCGRR(n_samples=8, seed=1).grad_hess(
+...     np.zeros(3), np.array([1.0, 0.0, 1.0]), [0, 3])
+>>> bool(g[0] < 0 < g[1])  # show the relevant document, hide the one that pushes others down
 True
 """
 
