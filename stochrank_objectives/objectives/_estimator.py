@@ -47,7 +47,7 @@ from ..kernels.ccs import DEFAULT_WINDOW, PATH_AUTO, PATH_FAST, PATH_SORT, CCSOp
 from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
 from ..kernels.rng import draw_grouped_normals
-from ..metric_spec import MetricSpec, with_virtual_documents
+from ..metric_spec import MetricSpec, with_reach, with_virtual_documents
 from ..validation import check_choice, check_float, check_int, check_seed
 
 __all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
@@ -60,6 +60,9 @@ SMOOTHINGS = ("relative", "absolute")
 HESSIANS = ("constant", "abs_gradient", "abs_gradient_normalised")
 # abs_gradient: the floor, as a fraction of the mean |g_i| / s_q over the documents
 HESSIAN_FLOOR = 0.01
+#: MRR's default reach (``StochasticRank(reach=None)``), chosen by measurement:
+#: docs/guide/stochasticrank.md
+MRR_REACH = 0.3
 # How the per-document breakpoint sums are computed (see kernels/ccs/fast_sums.py).
 SUMMATIONS = {"auto": PATH_AUTO, "exact": PATH_SORT, "fast": PATH_FAST}
 
@@ -98,7 +101,8 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                              iteration=0, estimator="ccs", conditioning="translation",
                              gain="exp2", grade_max=None, threshold=0.0, decay=0.85,
                              smoothing="absolute", center=True, noise=None,
-                             window=DEFAULT_WINDOW, summation="auto", spread_top=None):
+                             window=DEFAULT_WINDOW, summation="auto", spread_top=None,
+                             reach=0.0):
     """Gradient of the smoothed loss ``E L(z + s eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
     Example::
@@ -120,6 +124,9 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
       smoothing: ``"absolute"`` (default here) or ``"relative"`` (see the module docstring).
       spread_top: relative smoothing only: the score spread of each query's ``spread_top``
         highest-scored documents (``None`` = the whole list).
+      reach: MRR only, in [0, 1]: a relevant document's continuation in MRR's cascade
+        (:func:`~..metric_spec.with_reach`; 0 = MRR exactly, the default here; ``None`` =
+        :class:`StochasticRank`'s default, ``MRR_REACH`` for MRR).
       n_samples: noise draws averaged (>= 1). seed, iteration: key the noise streams.
       estimator: ``"ccs"`` or ``"reinforce"`` (score function, for the paper's ablation).
       conditioning: CCS conditional law, ``"translation"`` (default) or ``"coordinate"``.
@@ -149,15 +156,31 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     check_choice(smoothing, "smoothing", SMOOTHINGS)
     check_choice(summation, "summation", tuple(SUMMATIONS))
     spread_top = check_spread_top(spread_top, smoothing)
+    reach = check_reach(reach, metric_spec)
     window = float(window)
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    return estimate(scores, labels, offs, metric_spec.kernel_args(labels, offs), sigma=sigma,
+    prepared = with_reach(metric_spec.kernel_args(labels, offs), reach, offs)
+    return estimate(scores, labels, offs, prepared, sigma=sigma,
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
                      estimator=estimator, conditioning=conditioning, smoothing=smoothing,
                      center=center, noise=noise, window=window, spec=metric_spec,
                      path=SUMMATIONS[summation], spread_top=spread_top)
+
+
+def check_reach(reach, spec):
+    """The reach in use: ``None`` -> ``MRR_REACH`` for MRR, else 0; a positive one for MRR
+    only; in [0, 1]."""
+    if reach is None:
+        return MRR_REACH if spec.metric == "MRR" else 0.0
+    reach = check_float(reach, "reach", ge=0.0)
+    if reach > 1.0:
+        raise ValueError(f"reach must be <= 1, got {reach:g}")
+    if reach > 0.0 and spec.metric != "MRR":
+        raise ValueError(f"reach={reach:g} applies to metric='MRR' only (got metric="
+                         f"{spec.metric!r}); leave reach=None or set it to 0")
+    return reach
 
 
 def check_spread_top(spread_top, smoothing):

@@ -24,17 +24,15 @@ from ..groups import validate_grouped
 from ..metric_spec import MetricSpec, with_reach
 from ..metric_values import evaluate_spec
 from ..validation import anything, choice, integer, real, seed
-from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIAN_FLOOR, HESSIANS, SMOOTHINGS, SUMMATIONS,
-                         abs_gradient_hessian, annealed_sigma, check_estimator_for, check_shift,
-                         check_spread_top, estimate, noise_scales, unit_mean_hessian)
+from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIAN_FLOOR, HESSIANS, SMOOTHINGS,
+                         SUMMATIONS, abs_gradient_hessian, annealed_sigma,
+                         check_estimator_for, check_reach, check_shift, check_spread_top, estimate,
+                         noise_scales, unit_mean_hessian)
 from ._protocol import ObjectiveParams, check_iteration
 
 __all__ = ["StochasticRank", "SoftRank"]
 
 _METRIC_FIELDS = ("metric", "top", "gain", "grade_max", "threshold", "decay")
-#: MRR's default reach (``StochasticRank(reach=None)``), chosen by measurement:
-#: docs/guide/objectives.md
-MRR_REACH = 0.3
 
 
 class StochasticRank(ObjectiveParams):
@@ -121,7 +119,7 @@ class StochasticRank(ObjectiveParams):
       reach: MRR only, in [0, 1]: a relevant document's continuation in the cascade, so that
         the trained value is ``sum_j reach^(j-1) / (p_j + 1)`` over the relevant documents in
         rank order (:func:`~..metric_spec.with_reach`); 0 = MRR exactly. ``None`` (default) =
-        0.3 for MRR (``MRR_REACH``), 0 for every other metric. With the default small noise a
+        0.3 for MRR, 0 for every other metric. With the default small noise a
         relevant document below the first gets no MRR gradient at all; LambdaMART on the same
         binary labels pushes every relevant document above the irrelevant ones near the top.
         Measured (MQ2008 depth 4 and 6, the LightGBM sample, long lists, every booster):
@@ -156,7 +154,7 @@ class StochasticRank(ObjectiveParams):
         "sigma_min": real(gt=0.0), "anneal_half_life": real(gt=0.0, optional=True),
         "summation": choice(*SUMMATIONS), "hessian_floor": real(gt=0.0),
         "spread_top": anything,  # checked with smoothing (_check_together)
-        "reach": real(ge=0.0, le=1.0, optional=True),  # checked with the metric too
+        "reach": anything,  # checked with the metric (_check_together)
     }
 
     _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
@@ -215,7 +213,7 @@ class StochasticRank(ObjectiveParams):
         spec = MetricSpec.make(*(values[name] for name in _METRIC_FIELDS))
         check_estimator_for(values["estimator"], spec)
         values["spread_top"] = check_spread_top(values["spread_top"], values["smoothing"])
-        values["reach"] = _check_reach(values["reach"], spec)
+        values["reach"] = check_reach(values["reach"], spec)
         values.update({name: getattr(spec, name) for name in _METRIC_FIELDS}, spec=spec)
         return values
 
@@ -327,13 +325,3 @@ class SoftRank(StochasticRank):
         super().__init__(top=top, sigma=sigma, n_samples=n_samples, seed=seed,
                          conditioning=conditioning, gain=gain, hessian=hessian,
                          **self._FIXED_PARAMETERS)
-
-
-def _check_reach(reach, spec):
-    """The reach in use: ``None`` -> MRR's default or 0; a positive one for MRR only."""
-    if reach is None:
-        return MRR_REACH if spec.metric == "MRR" else 0.0
-    if reach > 0.0 and spec.metric != "MRR":
-        raise ValueError(f"reach={reach:g} applies to metric='MRR' only (got metric="
-                         f"{spec.metric!r}); leave reach=None or set it to 0")
-    return reach

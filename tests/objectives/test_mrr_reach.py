@@ -10,7 +10,6 @@ import pytest
 from stochrank_objectives import StochasticRank
 from stochrank_objectives.metric_spec import MetricSpec, with_reach
 from stochrank_objectives.objectives import stochastic_rank_gradient
-from stochrank_objectives.objectives.stochastic_rank import MRR_REACH
 
 
 def _query(rng, n_queries=6):
@@ -58,8 +57,13 @@ def test_zero_reach_is_mrr_and_the_default_is_mrr_reach():
     g0 = StochasticRank(metric="MRR", reach=0.0, seed=3, hessian="constant").grad_hess(
         scores, labels, offs)[0]
     np.testing.assert_array_equal(g0, exact)
+    # the function takes the reach too, and None means the objective's default
+    np.testing.assert_array_equal(
+        StochasticRank(metric="MRR", seed=3, hessian="constant").grad_hess(scores, labels, offs)[0],
+        stochastic_rank_gradient(scores, labels, offs, metric="MRR", sigma=0.1, nu=1.0,
+                                 smoothing="relative", seed=3, reach=None))
     default = StochasticRank(metric="MRR", seed=3).grad_hess(scores, labels, offs)
-    explicit = StochasticRank(metric="MRR", reach=MRR_REACH, seed=3).grad_hess(scores, labels, offs)
+    explicit = StochasticRank(metric="MRR", reach=0.3, seed=3).grad_hess(scores, labels, offs)
     np.testing.assert_array_equal(default[0], explicit[0])
     assert not np.array_equal(default[0], StochasticRank(metric="MRR", reach=0.0, seed=3)
                               .grad_hess(scores, labels, offs)[0])
