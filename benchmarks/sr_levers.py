@@ -105,7 +105,10 @@ VARIANTS = {DEFAULT: {"hessian": "constant"},
             # "MRR reach 0.3" is the package default since the study chose it
             "default, sigma=0.1, MRR reach 0.1": {"sigma": 0.1, "reach": 0.1},
             "default, sigma=0.1, MRR reach 0.3": {"sigma": 0.1, "reach": 0.3},
-            "default, sigma=0.1, MRR reach 0.5": {"sigma": 0.1, "reach": 0.5}}
+            "default, sigma=0.1, MRR reach 0.5": {"sigma": 0.1, "reach": 0.5},
+            # a smaller constant noise than today's (sigma_min follows: the floor is
+            # min(sigma, sigma_min))
+            "default, sigma=0.05": {"sigma": 0.05}}
 #: the curvature-hessian default (issue 22, sigma 0.3 annealed): the reference of the levers
 #: named "default, ..."
 CURVATURE = "hessian=abs_gradient_normalised"
