@@ -48,7 +48,7 @@ from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
 from ..kernels.rng import draw_grouped_normals
 from ..metric_spec import MetricSpec, with_reach, with_virtual_documents
-from ..validation import check_choice, check_float, check_int, check_seed
+from ..validation import check_choice, check_float, check_int, check_seed, real
 
 __all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
            "CONDITIONINGS", "SMOOTHINGS", "HESSIANS", "SUMMATIONS", "abs_gradient_hessian",
@@ -169,14 +169,15 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                      path=SUMMATIONS[summation], spread_top=spread_top)
 
 
+_REACH_RANGE = real(ge=0.0, le=1.0)
+
+
 def check_reach(reach, spec):
     """The reach in use: ``None`` -> ``MRR_REACH`` for MRR, else 0; a positive one for MRR
     only; in [0, 1]."""
     if reach is None:
         return MRR_REACH if spec.metric == "MRR" else 0.0
-    reach = check_float(reach, "reach", ge=0.0)
-    if reach > 1.0:
-        raise ValueError(f"reach must be <= 1, got {reach:g}")
+    reach = _REACH_RANGE(reach, "reach")
     if reach > 0.0 and spec.metric != "MRR":
         raise ValueError(f"reach={reach:g} applies to metric='MRR' only (got metric="
                          f"{spec.metric!r}); leave reach=None or set it to 0")

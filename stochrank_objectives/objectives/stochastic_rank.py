@@ -123,7 +123,7 @@ class StochasticRank(ObjectiveParams):
         relevant document below the first gets no MRR gradient at all; LambdaMART on the same
         binary labels pushes every relevant document above the irrelevant ones near the top.
         Measured (MQ2008 depth 4 and 6, the LightGBM sample, long lists, every booster):
-        ``docs/guide/objectives.md``. :meth:`loss` stays MRR.
+        ``docs/guide/stochasticrank.md``. :meth:`loss` stays MRR.
       spread_top: relative smoothing: the score spread ``rho_q`` is that of the query's
         ``spread_top`` highest-scored documents (an integer >= 2), the region a top-k metric
         ranks, rather than the whole list's (``None``, default); on lists of hundreds the
