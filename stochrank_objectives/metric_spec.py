@@ -54,7 +54,7 @@ from .kernels.metrics import ideal_values
 from .validation import check_float, check_int
 
 __all__ = ["MetricSpec", "KernelArgs", "METRICS", "GAINS", "canonical_metric", "ndcg_gains",
-           "inverse_full_idcg", "ndcg_inputs", "with_reach"]
+           "inverse_full_idcg", "ndcg_inputs"]
 
 CASCADE_METRICS = ("NDCG", "DCG", "ERR", "MRR", "PFOUND", "FILTEREDDCG")
 COUNTING_METRICS = ("PRECISION", "MAP")
@@ -87,8 +87,10 @@ class KernelArgs(NamedTuple):
     """The arrays a metric kernel takes, from :meth:`MetricSpec.kernel_args`.
 
     Fields: ``gain`` and ``continuation`` per document, ``position_weights`` ``w_p`` (zero
-    from ``cutoff`` on), ``cutoff`` ``T``, ``ideal`` (each query's best raw value) and
-    ``scale`` (per query, the factor of the raw value: 1 / IDCG for NDCG, 1 / R for MAP).
+    from ``cutoff`` on), ``cutoff`` ``T``, ``ideal`` (each query's best raw value),
+    ``scale`` (per query, the factor of the raw value: 1 / IDCG for NDCG, 1 / R for MAP) and
+    ``query_cutoff``: empty, or per query its own cutoff ``T_q <= T`` (the kernels then weigh
+    the positions from ``T_q`` on 0 in that query; ``kernels._common.query_cutoff_weights``).
     """
 
     gain: np.ndarray
@@ -97,6 +99,7 @@ class KernelArgs(NamedTuple):
     cutoff: int
     ideal: np.ndarray
     scale: np.ndarray
+    query_cutoff: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -232,14 +235,19 @@ class MetricSpec:
             w[:t] = 1.0 / (p + 1.0)
         return w
 
-    def kernel_args(self, labels: np.ndarray, query_offsets: np.ndarray) -> KernelArgs:
+    def kernel_args(self, labels: np.ndarray, query_offsets: np.ndarray,
+                    query_cutoff: np.ndarray | None = None) -> KernelArgs:
         """Everything the kernels need, as a :class:`KernelArgs`.
 
         ``ideal`` is each query's best achievable raw value (0 means no relevant document; for
         Precision and MAP the number of relevant documents); ``scale`` is 1 / IDCG for NDCG
         (0 where IDCG = 0), 1 / R for MAP (0 where R = 0), else 1. For FilteredDCG the arrays
         describe the real documents only (the objective appends the virtual ones).
+        ``query_cutoff`` (optional, int64 per query, each at most ``top``): every query's own
+        cutoff, for its ideal value and in the kernels.
         """
+        if query_cutoff is None:
+            query_cutoff = np.empty(0, np.int64)
         gain, cont = self.gain_and_continuation(labels)
         sizes = np.diff(query_offsets)
         max_n = int(sizes.max()) if sizes.size else 0
@@ -254,49 +262,13 @@ class MetricSpec:
                 scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)
             else:
                 scale = np.ones_like(ideal)
-            return KernelArgs(gain, cont, pos_weight, t, ideal, scale)
-        ideal = ideal_values(gain, cont, query_offsets, pos_weight, t)
+            return KernelArgs(gain, cont, pos_weight, t, ideal, scale, query_cutoff)
+        ideal = ideal_values(gain, cont, query_offsets, pos_weight, t, query_cutoff)
         if self.metric == "NDCG":
             scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)
         else:
             scale = np.ones_like(ideal)
-        return KernelArgs(gain, cont, pos_weight, t, ideal, scale)
-
-
-def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:
-    """MRR's arrays with a reach: a relevant document's continuation is ``reach``, not 0.
-
-    Example:
-
-    >>> spec = MetricSpec.make("MRR")
-    >>> offs = np.array([0, 3])
-    >>> args = with_reach(spec.kernel_args(np.array([1.0, 0.0, 1.0]), offs), 0.3, offs)
-    >>> args.continuation.tolist(), args.ideal.tolist()   # ideal: 1 + 0.3 / 2
-    ([0.3, 1.0, 0.3], [1.15])
-
-    In MRR's cascade form (module docstring) nothing below the first relevant document counts:
-    its continuation ``1 - g`` is 0. With a reach ``rho`` it is ``1 - (1 - rho) g``, so the
-    value is ``sum_j rho^(j-1) / (p_j + 1)`` over the relevant documents in rank order ``j``
-    at positions ``p_j``: the reciprocal rank of the first, ``rho`` times that of the second,
-    and so on -- binary ERR with a satisfaction probability ``1 - rho``, rescaled by
-    ``1 / (1 - rho)``. ``rho = 0`` is MRR. A training surrogate (the objective's ``reach``):
-    with small smoothing noise a relevant document below the first has no MRR gradient at
-    all, and the reach gives it one.
-
-    Args:
-      args: :meth:`MetricSpec.kernel_args` of an MRR spec; reach: ``rho`` in [0, 1];
-      query_offsets: the offsets the arrays were built for.
-
-    Returns:
-      :class:`KernelArgs` with the new continuation and ideal values (``args`` when
-      ``reach`` is 0).
-    """
-    if reach == 0.0:
-        return args
-    continuation = args.continuation + reach * args.gain   # 1 - g + rho g
-    ideal = ideal_values(args.gain, continuation, np.asarray(query_offsets, np.int64),
-                         args.position_weights, args.cutoff)
-    return args._replace(continuation=continuation, ideal=ideal)
+        return KernelArgs(gain, cont, pos_weight, t, ideal, scale, query_cutoff)
 
 
 def ndcg_gains(labels, gain):

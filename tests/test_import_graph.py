@@ -21,7 +21,7 @@ NAME = PACKAGE.name
 LAYERS = [
     ("kernels and groups", ["kernels", "groups", "validation", "parameters"]),
     ("objectives, sglb and the metric specification",
-     ["objectives", "sglb", "metric_spec", "metric_values"]),
+     ["objectives", "sglb", "metric_spec", "metric_values", "training_metric"]),
     ("metrics and data", ["metrics", "data", "letor", "longlists", "clicks", "click_em"]),
     ("adapters", ["adapters"]),
     ("export (fitted model -> serving artefacts; no training)", ["export"]),

@@ -53,6 +53,20 @@ def query_rows(query_offsets, keep, q):
     return lo, hi, hi - lo >= 2 and keep[q] != 0
 
 
+@njit(cache=True, inline="always")
+def query_cutoff_weights(position_weights, cutoff, query_cutoff, q):
+    """``(w, T)`` of query ``q``: the metric's position weights and cutoff or, where the query
+    has its own smaller cutoff ``T_q = query_cutoff[q]`` (``query_cutoff`` not empty), ``T_q``
+    and the weights zeroed from ``T_q`` on (a copy of length ``T_q + 2``: the kernels read
+    ``w_p`` for ``p <= T`` only)."""
+    if query_cutoff.shape[0] == 0 or query_cutoff[q] >= cutoff:
+        return position_weights, cutoff
+    t = query_cutoff[q]
+    w = np.zeros(t + 2)
+    w[:t] = position_weights[:t]
+    return w, t
+
+
 @njit(cache=True)
 def dcg_discounts(n, top):
     """``1 / log2(p + 2)`` for ``p < top`` (0 from ``top`` on), length ``n + 1``."""

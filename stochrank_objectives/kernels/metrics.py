@@ -108,15 +108,18 @@ def ideal_cascade_value(gain, cont, pos_weight, top):
 
 
 @njit(cache=True, parallel=True)
-def ideal_values(gain, cont, query_offsets, pos_weight, top):
-    """Per-query ideal (maximal) metric value, e.g. IDCG@k for NDCG's normalisation."""
+def ideal_values(gain, cont, query_offsets, pos_weight, top, query_cutoff):
+    """Per-query ideal (maximal) metric value, e.g. IDCG@k for NDCG's normalisation, at the
+    cutoff ``top`` or, when ``query_cutoff`` is not empty, at each query's own cutoff (at most
+    ``top``: ``pos_weight`` is read below it only)."""
     nq = query_offsets.shape[0] - 1
     out = np.zeros(nq)
     for q in prange(nq):
         lo = query_offsets[q]
         hi = query_offsets[q + 1]
+        t = query_cutoff[q] if query_cutoff.shape[0] > 0 else top
         if hi > lo:
-            out[q] = ideal_cascade_value(gain[lo:hi], cont[lo:hi], pos_weight, top)
+            out[q] = ideal_cascade_value(gain[lo:hi], cont[lo:hi], pos_weight, t)
     return out
 
 

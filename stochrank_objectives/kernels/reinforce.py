@@ -7,7 +7,7 @@ order); ``metric`` is the metric's named arrays as in :func:`.ccs.ccs_gradient`.
 import numpy as np
 from numba import njit, prange
 
-from ._common import query_rows
+from ._common import query_cutoff_weights, query_rows
 from .metrics import TIE_WORST, cascade_value_sorted, tie_sorted_order
 from .rng import fill_noise_row, noise_rows
 
@@ -55,7 +55,8 @@ def reinforce_gradient(shifted, labels, metric, noise, query_offsets, query_sigm
         rows = np.empty((n_rows, hi - lo))
         for k in range(n_rows):
             fill_noise_row(noise, k, lo, seed, iteration, q, rows[k])
-        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows,
-                        metric.position_weights, metric.cutoff, query_scale[q], query_sigma[q],
-                        out[lo:hi])
+        weights, cutoff = query_cutoff_weights(metric.position_weights, metric.cutoff,
+                                               metric.query_cutoff, q)
+        reinforce_query(shifted[lo:hi], labels[lo:hi], gain[lo:hi], cont[lo:hi], rows, weights,
+                        cutoff, query_scale[q], query_sigma[q], out[lo:hi])
     return out

@@ -47,8 +47,9 @@ from ..kernels.ccs import DEFAULT_WINDOW, PATH_AUTO, PATH_FAST, PATH_SORT, CCSOp
 from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
 from ..kernels.rng import draw_grouped_normals
-from ..metric_spec import MetricSpec, with_reach, with_virtual_documents
-from ..validation import check_choice, check_float, check_int, check_seed, real
+from ..metric_spec import MetricSpec, with_virtual_documents
+from ..training_metric import check_min_top_share, check_reach, training_args
+from ..validation import check_choice, check_float, check_int, check_seed
 
 __all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
            "CONDITIONINGS", "SMOOTHINGS", "HESSIANS", "SUMMATIONS", "abs_gradient_hessian",
@@ -60,9 +61,6 @@ SMOOTHINGS = ("relative", "absolute")
 HESSIANS = ("constant", "abs_gradient", "abs_gradient_normalised")
 # abs_gradient: the floor, as a fraction of the mean |g_i| / s_q over the documents
 HESSIAN_FLOOR = 0.01
-#: MRR's default reach (``StochasticRank(reach=None)``), chosen by measurement:
-#: docs/guide/stochasticrank.md
-MRR_REACH = 0.3
 # How the per-document breakpoint sums are computed (see kernels/ccs/fast_sums.py).
 SUMMATIONS = {"auto": PATH_AUTO, "exact": PATH_SORT, "fast": PATH_FAST}
 
@@ -102,7 +100,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                              gain="exp2", grade_max=None, threshold=0.0, decay=0.85,
                              smoothing="absolute", center=True, noise=None,
                              window=DEFAULT_WINDOW, summation="auto", spread_top=None,
-                             reach=0.0):
+                             reach=0.0, min_top_share=0.0):
     """Gradient of the smoothed loss ``E L(z + s eps)``, ``eps ~ N(-mu r, I)`` (see module).
 
     Example::
@@ -125,8 +123,12 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
       spread_top: relative smoothing only: the score spread of each query's ``spread_top``
         highest-scored documents (``None`` = the whole list).
       reach: MRR only, in [0, 1]: a relevant document's continuation in MRR's cascade
-        (:func:`~..metric_spec.with_reach`; 0 = MRR exactly, the default here; ``None`` =
-        :class:`StochasticRank`'s default, ``MRR_REACH`` for MRR).
+        (:func:`~..training_metric.with_reach`; 0 = MRR exactly, the default here; ``None`` =
+        :class:`StochasticRank`'s default, ``MRR_REACH`` for MRR;
+        :func:`~..training_metric.check_reach`).
+      min_top_share: in [0, 1]: a query of ``n`` documents is trained at the cutoff
+        ``max(top, ceil(min_top_share * n))`` (:func:`~..training_metric.training_args`; 0 =
+        ``top`` everywhere, the default here; ``None`` = :class:`StochasticRank`'s default).
       n_samples: noise draws averaged (>= 1). seed, iteration: key the noise streams.
       estimator: ``"ccs"`` or ``"reinforce"`` (score function, for the paper's ablation).
       conditioning: CCS conditional law, ``"translation"`` (default) or ``"coordinate"``.
@@ -161,27 +163,14 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    prepared = with_reach(metric_spec.kernel_args(labels, offs), reach, offs)
+    min_top_share = check_min_top_share(min_top_share, metric_spec)
+    prepared = training_args(metric_spec, labels, offs, reach=reach,
+                             min_top_share=min_top_share)
     return estimate(scores, labels, offs, prepared, sigma=sigma,
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
                      estimator=estimator, conditioning=conditioning, smoothing=smoothing,
                      center=center, noise=noise, window=window, spec=metric_spec,
                      path=SUMMATIONS[summation], spread_top=spread_top)
-
-
-_REACH_RANGE = real(ge=0.0, le=1.0)
-
-
-def check_reach(reach, spec):
-    """The reach in use: ``None`` -> ``MRR_REACH`` for MRR, else 0; a positive one for MRR
-    only; in [0, 1]."""
-    if reach is None:
-        return MRR_REACH if spec.metric == "MRR" else 0.0
-    reach = _REACH_RANGE(reach, "reach")
-    if reach > 0.0 and spec.metric != "MRR":
-        raise ValueError(f"reach={reach:g} applies to metric='MRR' only (got metric="
-                         f"{spec.metric!r}); leave reach=None or set it to 0")
-    return reach
 
 
 def check_spread_top(spread_top, smoothing):

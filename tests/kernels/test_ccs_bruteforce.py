@@ -253,7 +253,8 @@ def test_objective_matches_function_and_params_roundtrip(smoothing):
                   estimator="ccs", conditioning="coordinate", gain="linear", grade_max=None,
                   threshold=0.0, hessian="constant", smoothing=smoothing, sigma_min=0.2,
                   anneal_half_life=3.0, decay=0.85, summation="exact", hessian_floor=0.01,
-                  spread_top=3 if smoothing == "relative" else None, reach=0.0)
+                  spread_top=3 if smoothing == "relative" else None, reach=0.0,
+                  min_top_share=0.2)  # the 40-document query trains at the cutoff 8
     obj = StochasticRank(**params)
     assert obj.get_params() == params
     assert obj.sigma_at(0) == 0.5 and obj.sigma_at(3) == 0.25 and obj.sigma_at(30) == 0.2

@@ -1,5 +1,5 @@
 """StochasticRank's reach for MRR: a relevant document continues the cascade with probability
-``reach`` (``metric_spec.with_reach``), so MRR with reach rho is binary ERR with a satisfaction
+``reach`` (``training_metric.with_reach``), so MRR with reach rho is binary ERR with a satisfaction
 probability 1 - rho, rescaled by 1 / (1 - rho)."""
 
 from itertools import permutations
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from stochrank_objectives import StochasticRank
-from stochrank_objectives.metric_spec import MetricSpec, with_reach
+from stochrank_objectives.metric_spec import MetricSpec
+from stochrank_objectives.training_metric import with_reach
 from stochrank_objectives.objectives import stochastic_rank_gradient
 
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .._common import query_rows
+from .._common import query_cutoff_weights, query_rows
 from ..rng import fill_noise_row, noise_rows
 from .fast_sums import (CascadeJumps, CountingJumps, FirstZero, SortedSample, cascade_fast_sums,
                         counting_fast_sums, first_zero_below, use_fast_sums)
@@ -335,10 +335,10 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     ``query_sigma[q]``.
 
     ``metric``: the metric's arrays (any named tuple with the fields ``gain``,
-    ``continuation``, ``position_weights``, ``cutoff`` and per-query ``scale``, e.g. the
-    objectives' ``KernelArgs``); ``options``: a :class:`CCSOptions`. The rows are those of
-    ``noise`` (shape ``(n_samples, n_docs)``) or, when ``noise`` has no rows (shape
-    ``(0, n_docs)``), ``n_samples`` rows drawn from the (seed, iteration, query, sample)
+    ``continuation``, ``position_weights``, ``cutoff``, per-query ``scale`` and ``query_cutoff``
+    (empty, or each query's own cutoff), e.g. the objectives' ``KernelArgs``); ``options``: a
+    :class:`CCSOptions`. The rows are those of ``noise`` (shape ``(n_samples, n_docs)``) or,
+    when ``noise`` has no rows (shape ``(0, n_docs)``), ``n_samples`` rows drawn from the (seed, iteration, query, sample)
     streams -- so the result does not depend on the thread count. ``options.fixed_last``: each
     query's last document is a fixed (noise-free) document -- FilteredDCG's virtual document at
     score 0; the streams fill the real documents only, so their noise is the same as without
@@ -359,8 +359,9 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
         n = hi - lo
         work = np.empty(12 * n + 2)
         buf = work[11 * n + 2:]
-        query = QueryMetric(gain[lo:hi], cont[lo:hi], metric.position_weights, metric.cutoff,
-                            query_scale[q])
+        weights, cutoff = query_cutoff_weights(metric.position_weights, metric.cutoff,
+                                               metric.query_cutoff, q)
+        query = QueryMetric(gain[lo:hi], cont[lo:hi], weights, cutoff, query_scale[q])
         for k in range(n_rows):
             fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
             buf[n - n_fixed:] = 0.0
