@@ -101,7 +101,8 @@ def make_objective(method: str, target: str, p: dict, seed: int):
     if "train_top" in p:  # a training cutoff other than the target's (benchmarks.sr_levers)
         top = p["train_top"]
     smoothing = {k: p[k] for k in ("sigma", "anneal_half_life", "sigma_min", "n_samples", "nu",
-                                   "hessian", "hessian_floor", "spread_top", "reach") if k in p}
+                                   "hessian", "hessian_floor", "spread_top", "reach",
+                                   "min_top_share") if k in p}
     if method == "sr_r1soft":
         return StochasticRank(metric=metric, top=top, mu=0.0, seed=seed, **smoothing)
     if method == "sr_r1":
