@@ -44,13 +44,13 @@ def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:
     ([0.3, 1.0, 0.3], [1.15])
 
     In MRR's cascade form (the table of :mod:`.metric_spec`) nothing below the first relevant
-    document counts: its continuation ``1 - g`` is 0. With a reach ``rho`` it is ``1 - (1 - rho) g``, so the
-    value is ``sum_j rho^(j-1) / (p_j + 1)`` over the relevant documents in rank order ``j``
-    at positions ``p_j``: the reciprocal rank of the first, ``rho`` times that of the second,
-    and so on -- binary ERR with a satisfaction probability ``1 - rho``, rescaled by
-    ``1 / (1 - rho)``. ``rho = 0`` is MRR. A training surrogate (the objective's ``reach``):
-    with small smoothing noise a relevant document below the first has no MRR gradient at
-    all, and the reach gives it one.
+    document counts: its continuation ``1 - g`` is 0. With a reach ``rho`` it is
+    ``1 - (1 - rho) g``, so the value is ``sum_j rho^(j-1) / (p_j + 1)`` over the relevant
+    documents in rank order ``j`` at positions ``p_j``: the reciprocal rank of the first,
+    ``rho`` times that of the second, and so on -- binary ERR with a satisfaction probability
+    ``1 - rho``, rescaled by ``1 / (1 - rho)``. ``rho = 0`` is MRR. A training surrogate (the objective's ``reach``):
+    with small smoothing noise a relevant document below the first has no MRR gradient at all,
+    and the reach gives it one.
 
     Args:
       args: :meth:`MetricSpec.kernel_args` of an MRR spec; reach: ``rho`` in [0, 1];

@@ -18,8 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the kernel tests (brute force against references on varied inputs, selection, internals),
-#: the objectives' bad-input tests and the per-query training cutoffs; the slow Monte Carlo statistics run the same kernels on
-#: the same shapes, so they add time (compiled with checks, minutes) but no index coverage
+#: the objectives' bad-input tests and the per-query training cutoffs; the slow Monte Carlo
+#: statistics run the same kernels on the same shapes, so they add time (compiled with checks,
+#: minutes) but no index coverage
 CHECKED_TESTS = ["tests/kernels", "tests/objectives/test_bad_input.py",
                  "tests/objectives/test_min_top_share.py"]  # per-query cutoffs
 

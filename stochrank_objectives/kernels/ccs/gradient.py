@@ -334,16 +334,16 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     """CCS gradient averaged over noise rows; query ``q`` is smoothed with noise scale
     ``query_sigma[q]``.
 
-    ``metric``: the metric's arrays (any named tuple with the fields ``gain``,
-    ``continuation``, ``position_weights``, ``cutoff``, per-query ``scale`` and ``query_cutoff``
-    (empty, or each query's own cutoff), e.g. the objectives' ``KernelArgs``); ``options``: a
+    ``metric``: the metric's arrays (any named tuple with the fields ``gain``, ``continuation``,
+    ``position_weights``, ``cutoff``, per-query ``scale`` and ``query_cutoff`` (empty, or each
+    query's own cutoff), e.g. the objectives' ``KernelArgs``); ``options``: a
     :class:`CCSOptions`. The rows are those of ``noise`` (shape ``(n_samples, n_docs)``) or,
-    when ``noise`` has no rows (shape ``(0, n_docs)``), ``n_samples`` rows drawn from the (seed, iteration, query, sample)
-    streams -- so the result does not depend on the thread count. ``options.fixed_last``: each
-    query's last document is a fixed (noise-free) document -- FilteredDCG's virtual document at
-    score 0; the streams fill the real documents only, so their noise is the same as without
-    it. ``options.path``: see :mod:`.noisy_order` (``PATH_SORT`` keeps the exact per-document
-    sums).
+    when ``noise`` has no rows (shape ``(0, n_docs)``), ``n_samples`` rows drawn from the (seed,
+    iteration, query, sample) streams -- so the result does not depend on the thread count.
+    ``options.fixed_last``: each query's last document is a fixed (noise-free) document --
+    FilteredDCG's virtual document at score 0; the streams fill the real documents only, so
+    their noise is the same as without it. ``options.path``: see :mod:`.noisy_order`
+    (``PATH_SORT`` keeps the exact per-document sums).
     """
     gain = metric.gain
     cont = metric.continuation
