@@ -10,6 +10,8 @@ metric the objective reports (its ``loss``) unchanged.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .kernels.metrics import ideal_values
@@ -28,8 +30,7 @@ MRR_REACH = 0.3
 #: NDCG@k's default min_top_share (``StochasticRank(min_top_share=None)``): a query's training
 #: cutoff covers at least a tenth of it; chosen by measurement: docs/guide/stochasticrank.md
 NDCG_MIN_TOP_SHARE = 0.1
-_REACH_RANGE = real(ge=0.0, le=1.0)
-_SHARE_RANGE = real(ge=0.0, le=1.0)
+_UNIT_INTERVAL = real(ge=0.0, le=1.0)  # reach and min_top_share
 
 
 def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:
@@ -48,9 +49,9 @@ def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:
     ``1 - (1 - rho) g``, so the value is ``sum_j rho^(j-1) / (p_j + 1)`` over the relevant
     documents in rank order ``j`` at positions ``p_j``: the reciprocal rank of the first,
     ``rho`` times that of the second, and so on -- binary ERR with a satisfaction probability
-    ``1 - rho``, rescaled by ``1 / (1 - rho)``. ``rho = 0`` is MRR. A training surrogate (the objective's ``reach``):
-    with small smoothing noise a relevant document below the first has no MRR gradient at all,
-    and the reach gives it one.
+    ``1 - rho``, rescaled by ``1 / (1 - rho)``. ``rho = 0`` is MRR. A training surrogate (the
+    objective's ``reach``): with small smoothing noise a relevant document below the first has
+    no MRR gradient at all, and the reach gives it one.
 
     Args:
       args: :meth:`MetricSpec.kernel_args` of an MRR spec; reach: ``rho`` in [0, 1];
@@ -119,8 +120,7 @@ def training_args(spec: MetricSpec, labels, query_offsets, *, reach: float = 0.0
     if min_top_share > 0.0 and spec.top is not None:
         cutoffs = training_cutoffs(spec.top, np.diff(offs), min_top_share)
         if cutoffs.size and cutoffs.max() > spec.top:
-            wide = MetricSpec.make(spec.metric, int(cutoffs.max()), spec.gain, spec.grade_max,
-                                   spec.threshold, spec.decay)
+            wide = replace(spec, top=int(cutoffs.max()))
             args = wide.kernel_args(labels, offs, query_cutoff=cutoffs)
     if args is None:
         args = spec.kernel_args(labels, offs)
@@ -132,7 +132,7 @@ def check_reach(reach, spec):
     only; in [0, 1]."""
     if reach is None:
         return MRR_REACH if spec.metric == "MRR" else 0.0
-    reach = _REACH_RANGE(reach, "reach")
+    reach = _UNIT_INTERVAL(reach, "reach")
     if reach > 0.0 and spec.metric != "MRR":
         raise ValueError(f"reach={reach:g} applies to metric='MRR' only (got metric="
                          f"{spec.metric!r}); leave reach=None or set it to 0")
@@ -144,7 +144,7 @@ def check_min_top_share(share, spec):
     positive one needs a cutoff and one of ``GROWING_CUTOFF_METRICS``; in [0, 1]."""
     if share is None:
         return NDCG_MIN_TOP_SHARE if spec.metric == "NDCG" and spec.top is not None else 0.0
-    share = _SHARE_RANGE(share, "min_top_share")
+    share = _UNIT_INTERVAL(share, "min_top_share")
     if share > 0.0 and spec.metric not in GROWING_CUTOFF_METRICS:
         raise ValueError(f"min_top_share={share:g} grows the training cutoff of the metrics "
                          f"{GROWING_CUTOFF_METRICS} only (got metric={spec.metric!r}); leave "
