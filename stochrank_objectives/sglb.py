@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 
+from .objectives import weighted_grad_hess
 from .parameters import Parameterised
 from .validation import check_float, check_int, integer, real
 
@@ -213,20 +214,20 @@ class SGLB(Parameterised):
         """``(grad, hess)`` for tree ``t`` of the reparametrised booster.
 
         Evaluates ``objective`` (any object with the package's ``grad_hess`` protocol) at
-        ``score_scale(t) * raw_scores``, weighs and adds :meth:`noise` ``(n, t)`` to the
-        gradient (:meth:`perturb`; ``weights``: one per document, each its query's weight, see
-        "Query weights" above); the hessian is only weighted.
+        ``score_scale(t) * raw_scores`` with the query weights (``weights``: one per query, or
+        one per document equal within a query; see "Query weights" above), and adds
+        :meth:`noise` ``(n, t)`` to the weighted gradient, times the square root of the
+        weighted hessian (:meth:`perturb`); the hessian is the objective's weighted one.
         """
         p = self._checked()
         t = check_int(iteration, "iteration", 0)
         scores = np.asarray(raw_scores, dtype=np.float64)
         if p["model_shrink_rate"] != 0.0:
             scores = scores * self.score_scale(t)
-        grad, hess = objective.grad_hess(scores, labels, query_offsets, iteration=t)
-        if weights is not None or p["diffusion_temperature"] is not None:
-            grad = self.perturb(grad, t, weights, hess)
-        if weights is not None:
-            hess = np.asarray(hess, dtype=np.float64) * weights
+        grad, hess = weighted_grad_hess(objective, scores, labels, query_offsets, t, weights)
+        if p["diffusion_temperature"] is not None:
+            # w h is the weighted hessian: sqrt(w h) noise, the law of w copies (see above)
+            grad = self.perturb(grad, t, None, hess)
         return grad, hess
 
     def perturb(self, grad: np.ndarray, iteration: int, weights: np.ndarray | None = None,

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import metrics as _metrics
-from ..groups import document_weights
+from ..objectives import weighted_grad_hess
 from ..sglb import SGLB
 
 if TYPE_CHECKING:  # only the type checker needs it
@@ -200,24 +200,21 @@ def objective_grad_hess(adapter, preds, labels, offsets, weights=None):
     Objectives cache their per-query constants by the contents of ``labels``/``offsets``.
 
     Query weights (``weights``: one per query, from :func:`~stochrank_objectives.groups.
-    query_weights`) are applied here, outside the objectives, for every objective: the loss
-    is ``sum_q w_q L_q``, so each document's gradient and hessian are multiplied by its
-    query's weight (every objective's gradient is a sum of per-query terms, so a weight of 2
-    is exactly the query twice, and 0 removes it); under SGLB the noise is added after
-    weighting, times ``sqrt(w_q)`` (:meth:`SGLB.grad_hess`). The objective itself sees the
-    unweighted queries. LightGBM, XGBoost and CatBoost do not multiply a custom objective's
-    derivatives by their data's weights again (measured: LightGBM 4.7 and XGBoost 3.2 train
-    the same model with and without Dataset/DMatrix weights from the same derivatives).
+    query_weights`) go to the objective (:func:`~stochrank_objectives.objectives._protocol.
+    weighted_grad_hess`): the loss is ``sum_q w_q L_q`` and every normalisation the objective
+    computes over the queries of the call counts query ``q`` ``w_q`` times, so weight 0 removes
+    a query and an integer weight equals copies of it, for every objective. Under SGLB the
+    noise is added after weighting, times ``sqrt(w_q h)`` (:meth:`SGLB.grad_hess`). LightGBM,
+    XGBoost and CatBoost do not multiply a custom objective's derivatives by their data's
+    weights again (measured: LightGBM 4.7 and XGBoost 3.2 train the same model with and
+    without Dataset/DMatrix weights from the same derivatives).
     """
     t = adapter.iteration()
-    doc_w = None if weights is None else document_weights(weights, offsets)
     if adapter.sglb is None:
-        grad, hess = adapter.objective.grad_hess(preds, labels, offsets, iteration=t)
-        if doc_w is not None:
-            grad, hess = np.asarray(grad) * doc_w, np.asarray(hess) * doc_w
+        grad, hess = weighted_grad_hess(adapter.objective, preds, labels, offsets, t, weights)
     else:
         grad, hess = adapter.sglb.grad_hess(adapter.objective, preds, labels, offsets, t,
-                                            doc_w)
+                                            weights)
     grad, hess = np.asarray(grad), np.asarray(hess)
     if grad.shape != preds.shape or hess.shape != preds.shape:
         raise ValueError(f"objective returned gradients of shape {grad.shape} and hessians "

@@ -50,6 +50,7 @@ from ..kernels.rng import draw_grouped_normals
 from ..metric_spec import MetricSpec, with_virtual_documents
 from ..training_metric import check_min_top_share, check_reach, training_args
 from ..validation import check_choice, check_float, check_int, check_seed
+from ._protocol import weighted_mean
 
 __all__ = ["stochastic_rank_gradient", "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS",
            "CONDITIONINGS", "SMOOTHINGS", "HESSIANS", "SUMMATIONS", "abs_gradient_hessian",
@@ -269,7 +270,7 @@ def _filtered_ccs(shifted, prepared, rows, offs, sigma, *, n_samples, seed, iter
 
 
 def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_FLOOR,
-                         spread_top=None, query_scales=None):
+                         spread_top=None, query_scales=None, doc_weights=None):
     """A curvature scale for Newton leaves: ``h_i = |g_i| / s_q + floor * mean_j(|g_j| / s_q(j))``.
 
     Example:
@@ -291,13 +292,15 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
     documents with little gradient (far below the cutoff) no longer dilutes the step of the few
     that have one, as the unit hessian's ``sum g / count`` does. The floor keeps every
     hessian positive; it is relative, so ``h`` scales as ``1 / a^2`` when the scores (and
-    with relative smoothing ``s``) scale by ``a``. All gradients zero: a unit hessian.
+    with relative smoothing ``s``) scale by ``a``. All gradients zero: a unit hessian. The mean
+    is over the documents of the call, each counted as often as its query's weight
+    (``doc_weights``, :func:`~._protocol.weighted_mean`).
     """
     if query_scales is None:
         query_scales = noise_scales(scores, offs, sigma, nu, relative, spread_top)
     scale = np.repeat(query_scales, np.diff(offs))
     h = np.abs(grad) / scale
-    mean = float(h.mean()) if h.size else 0.0
+    mean = weighted_mean(h, doc_weights)
     if not mean > 0.0:
         return np.ones_like(grad)
     return h + floor * mean
@@ -311,7 +314,7 @@ def noise_scales(scores, offs, sigma, nu, relative, spread_top=None):
         return query_noise_scale(scores, offs, sigma, nu, relative, spread_top or 0)
 
 
-def unit_mean_hessian(grad, hess):
+def unit_mean_hessian(grad, hess, doc_weights=None):
     """``(c g, c h)`` with ``c = 1 / mean(h)``: the same Newton leaves ``sum g / sum h`` (without
     L2), a hessian of mean 1.
 
@@ -328,9 +331,10 @@ def unit_mean_hessian(grad, hess):
     shrink most leaves. Rescaling both by one positive constant per call keeps every leaf's
     Newton step and gives those settings the meaning they have for a unit hessian (a leaf's
     hessian sum is about its document count on average). Each call (a Dask partition) has its
-    own ``c``.
+    own ``c``. The mean counts each document as often as its query's weight (``doc_weights``,
+    :func:`~._protocol.weighted_mean`): a query of weight 0 does not change ``c``.
     """
-    mean = float(hess.mean()) if hess.size else 0.0
+    mean = weighted_mean(hess, doc_weights)
     if not mean > 0.0:
         return grad, hess
     scale = 1.0 / mean

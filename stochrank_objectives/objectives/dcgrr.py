@@ -94,7 +94,7 @@ class StochasticRankDCGRR(ObjectiveParams):
                          explicit_noise_rows(noise, scores.shape[0]), p["n_samples"], p["seed"],
                          iteration)
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)``: :meth:`gradient` and a unit hessian."""
         grad = self.gradient(scores, labels, query_offsets, iteration)
         return grad, np.ones_like(grad)

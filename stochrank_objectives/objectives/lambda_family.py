@@ -180,7 +180,7 @@ class LambdaMART(ObjectiveParams):
             kind = _k.KIND_MRR
         return scores, labels, offs, gains, weights, inv_ideal, top, kind, p
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)`` of the lambda loss at ``scores`` (see the class docstring)."""
         check_iteration(iteration)
         scores, labels, offs, gains, weights, inv_ideal, top, kind, p = self._prepare(
@@ -242,7 +242,7 @@ class LambdaLoss(ObjectiveParams):
                                                              p["gain"], iteration)
         return _k.lambdaloss_ndcg2pp(scores, gains, labels, offs, inv_ideal, p["sigma"], p["mu"])
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)`` of NDCG-Loss2++ with the weights at ``scores``."""
         _, grad, hess = self._compute(scores, labels, query_offsets, iteration)
         return grad, hess
@@ -304,6 +304,12 @@ class Gumbel(ObjectiveParams):
         self.n_samples = n_samples
         self.seed = seed
 
+    @classmethod
+    def examples(cls) -> list[ObjectiveParams]:
+        """E[lambda-MART] and the Gumbel treatment of the default StochasticRank (tests)."""
+        from .stochastic_rank import StochasticRank  # a sibling module that imports this one
+        return [cls(LambdaMART()), cls(StochasticRank(), n_samples=2)]
+
     def noise(self, query_offsets, iteration: int = 0) -> np.ndarray:
         """The Gumbel(0, beta) perturbations, shape ``(n_samples, n_docs)``."""
         p = self._checked()
@@ -311,14 +317,20 @@ class Gumbel(ObjectiveParams):
         offs = np.ascontiguousarray(query_offsets, dtype=np.int64)
         return p["beta"] * draw_grouped_gumbel(offs, p["n_samples"], p["seed"], iteration)
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """The wrapped objective's ``(grad, hess)`` averaged over the perturbed scores."""
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
         noise = self.noise(offs, iteration)
         grad = np.zeros_like(scores)
         hess = np.zeros_like(scores)
+        # this package's objectives see the weights of the call in their normalisations; an
+        # object of your own is called as it is (weighted_grad_hess weighs its output)
+        inner = self.objective
+        own = isinstance(inner, ObjectiveParams)
         for k in range(noise.shape[0]):
-            g, h = self.objective.grad_hess(scores + noise[k], labels, offs, iteration=iteration)
+            g, h = (inner._grad_hess(scores + noise[k], labels, offs, iteration, doc_weights)
+                    if own else inner.grad_hess(scores + noise[k], labels, offs,
+                                                iteration=iteration))
             grad += g
             hess += h
         return grad / noise.shape[0], hess / noise.shape[0]

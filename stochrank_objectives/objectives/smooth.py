@@ -81,7 +81,7 @@ class ApproxNDCG(ObjectiveParams):
         _zero_constant_label_queries(labels, offs, loss, grad, hess)
         return loss, grad, hess
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)``: the exact gradient and the ``hessian`` option's hessian."""
         _, grad, hess = self._compute(scores, labels, query_offsets, iteration)
         if self._checked()["hessian"] == "constant":
@@ -148,7 +148,7 @@ class ListNet(ObjectiveParams):
             targets = np.where(active[q_of], targets, 0.0)
         return _k.listnet(scores, targets, offs, active)
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)``: ``P_s - P_y`` and the exact diagonal ``P_s (1 - P_s)``."""
         _, grad, hess = self._compute(scores, labels, query_offsets, iteration)
         return grad, hess
@@ -271,7 +271,7 @@ class SmoothNDCG(ObjectiveParams):
         _zero_constant_label_queries(labels, offs, loss, grad, np.zeros_like(grad))
         return loss, grad
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)``: SmoothNDCG at ``smoothing_at(iteration)``, or the regression
         starting point while ``iteration < start_iterations``."""
         p = self._checked()

@@ -263,7 +263,7 @@ class StochasticRank(ObjectiveParams):
         return entry[3]
 
     # -- the protocol -------------------------------------------------------------------
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)`` of the smoothed loss at ``scores`` (see the protocol)."""
         p = self._checked()
         iteration = check_iteration(iteration)
@@ -281,9 +281,10 @@ class StochasticRank(ObjectiveParams):
         if p["hessian"] == "constant":
             return grad, np.ones_like(grad)
         hess = abs_gradient_hessian(grad, scores, offs, sigma, p["nu"], relative,
-                                    p["hessian_floor"], query_scales=scales)
+                                    p["hessian_floor"], query_scales=scales,
+                                    doc_weights=doc_weights)
         if p["hessian"] == "abs_gradient_normalised":
-            return unit_mean_hessian(grad, hess)
+            return unit_mean_hessian(grad, hess, doc_weights)
         return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:

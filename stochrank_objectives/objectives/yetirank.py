@@ -231,6 +231,16 @@ class YetiRank(ObjectiveParams):
             self._prepared_entry = entry
         return entry[3]
 
+    @classmethod
+    def examples(cls) -> list[ObjectiveParams]:
+        """The default YetiRank, its noise-free variant and YetiLoss for MRR (tests)."""
+        return [cls(), cls(noise="No"), cls(mode="MRR")]
+
+    @property
+    def draws_noise(self) -> bool:
+        """Whether the pairs' scores are perturbed (``noise`` other than ``"No"``)."""
+        return self.noise != "No"
+
     def _compute(self, scores, labels, query_offsets, iteration, with_loss):
         iteration = check_iteration(iteration)
         p = self._checked()
@@ -244,12 +254,12 @@ class YetiRank(ObjectiveParams):
             return _k.yetirank_grad_hess(scores, labels, gains, offs, keep, discounts,
                                          p["settings"], iteration, with_loss)
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
         """``(grad, hess)`` of the pairwise logistic loss on the pairs of ``iteration``, divided
         by the mean hessian unless ``hessian_scale="raw"``."""
         _, grad, hess = self._compute(scores, labels, query_offsets, iteration, False)
         if self._checked()["hessian_scale"] == "unit_mean":
-            return unit_mean_hessian(grad, hess)
+            return unit_mean_hessian(grad, hess, doc_weights)
         return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:

@@ -1,8 +1,10 @@
 """Query weights (issue 23): one meaning in every booster, adapter and ranker.
 
-The loss is ``sum_q w_q L_q``: each query's gradient and hessian are multiplied by its weight
-(applied once, in ``adapters._common.objective_grad_hess`` and ``CatBoostObjective``), so a
-weight of 0 removes a query and an integer weight ``w`` is the query ``w`` times.
+The loss is ``sum_q w_q L_q``: the adapters hand the query weights to the objective
+(``objectives.weighted_grad_hess``), which multiplies each query's gradient and hessian by its
+weight and counts query ``q`` ``w_q`` times in every normalisation over the call, so a weight of
+0 removes a query and an integer weight ``w`` is the query ``w`` times
+(``tests/objectives/test_query_weights.py`` holds that for every registered objective).
 """
 
 import numpy as np
@@ -11,6 +13,7 @@ import sklearn
 
 import stochrank_objectives as so
 from stochrank_objectives import metrics
+from stochrank_objectives.objectives import OBJECTIVES
 from stochrank_objectives.sglb import SGLB
 
 lgb = pytest.importorskip("lightgbm")
@@ -29,10 +32,9 @@ PARAMS = {"lightgbm": dict(num_leaves=7, min_data_in_leaf=1, min_data_in_bin=1,
                            deterministic=True, force_row_wise=True),
           "xgboost": dict(max_depth=3),
           "catboost": dict(depth=3, bootstrap_type="No", random_strength=0)}
-DETERMINISTIC = [so.LambdaMART(), so.LambdaLoss(), so.ApproxNDCG(), so.ListNet(),
-                 so.SmoothNDCG()]
-EVERY_OBJECTIVE = DETERMINISTIC + [so.StochasticRank(top=5), so.SoftRank(),
-                                   so.StochasticRankDCGRR(), so.Gumbel(so.LambdaMART())]
+#: every registered objective's examples (the registry, not a hand-kept list)
+EVERY_OBJECTIVE = [obj for cls in OBJECTIVES.values() for obj in cls.examples()]
+DETERMINISTIC = [obj for obj in EVERY_OBJECTIVE if not obj.draws_noise]
 
 
 def _letor(n_queries, seed):
@@ -137,16 +139,30 @@ def test_integer_weights_are_duplicated_queries(booster, objective, data):
 
 @pytest.mark.parametrize("booster", sorted(RANKERS))
 @pytest.mark.parametrize("objective", EVERY_OBJECTIVE, ids=lambda o: type(o).__name__)
-def test_every_objective_scales_by_its_query_weight(booster, objective, data):
-    # stochastic objectives too: the queries (and so the noise streams) are unchanged
+def test_every_objective_gets_the_query_weights(booster, objective, data):
+    # stochastic objectives too: the queries (and so the noise streams) are unchanged; the
+    # objective weighs its derivatives and its normalisations over the call
     X, y, _, offs = data
     qw = np.tile([0.0, 1.5, 1.0, 4.0], (offs.size - 1) // 4 + 1)[:offs.size - 1]
     g, h = _adapter_grads(booster, objective, X, y, offs, qw)
-    g1, h1 = objective.grad_hess(_scores(y.size), y, offs)
+    g1, h1 = objective.grad_hess(_scores(y.size), y, offs, weights=qw)
     w = np.repeat(qw, np.diff(offs))
-    np.testing.assert_allclose(g, w * g1, rtol=1e-12, atol=0)
-    np.testing.assert_allclose(h, w * h1, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(g, g1, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(h, h1, rtol=1e-12, atol=0)
     assert not g[w == 0].any() and not h[w == 0].any()  # weight 0: no influence
+
+
+@pytest.mark.parametrize("booster", sorted(RANKERS))
+def test_zero_weight_queries_leave_the_default_model_unchanged(booster):
+    """Issue 32, item 1: the default objective (a curvature hessian normalised over the call)
+    with weight 0 on every odd query trains the same model whatever those queries' labels."""
+    X, y, qid, offs = _letor(30, 3)
+    odd = np.repeat(np.arange(offs.size - 1) % 2 == 1, np.diff(offs))
+    w = (~odd).astype(float)
+    y_reversed = np.where(odd, y.max() - y, y)
+    preds = [RANKERS[booster](n_estimators=8, random_state=0, n_jobs=1, **PARAMS[booster])
+             .fit(X, labels, qid=qid, sample_weight=w).predict(X) for labels in (y, y_reversed)]
+    np.testing.assert_array_equal(preds[0], preds[1])
 
 
 def test_sglb_noise_is_added_after_weighting_times_sqrt_w(data):

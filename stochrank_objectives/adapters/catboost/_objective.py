@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...groups import as_float_array, document_weights, query_weights, validate_query_offsets
+from ...groups import as_float_array, query_weights, validate_query_offsets
+from ...objectives import weighted_grad_hess
 from ...sglb import SGLB
 from .._common import check_finite, check_objective_and_sglb
 from ._layout import (
@@ -90,8 +91,6 @@ class CatBoostObjective:
         self.n_rows = int(self.labels.shape[0])
         self.weights = (None if weights is None
                         else query_weights(weights, self.query_offsets, "weights"))
-        self._row_weights = (None if weights is None
-                             else document_weights(self.weights, self.query_offsets))
         self._encoded = encode_row_index(self.n_rows)
         self.sglb = sglb
         self.route = route
@@ -150,24 +149,20 @@ class CatBoostObjective:
         if (self._cache_iteration == self.iteration and self._cache_scores is not None
                 and np.array_equal(scores, self._cache_scores)):
             return self._cache_ders
-        grad, hess = self.objective.grad_hess(scores, self.labels, self.query_offsets,
-                                              iteration=self.iteration)
+        # query weights go to the objective (see objective_grad_hess): weighted derivatives
+        grad, hess = weighted_grad_hess(self.objective, scores, self.labels, self.query_offsets,
+                                        self.iteration, self.weights)
         shape = (self.n_rows,)  # a scalar (e.g. constant hessian) broadcasts, as before
         grad = np.broadcast_to(np.asarray(grad, dtype=np.float64), shape)
         hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)
         noisy = self.sglb is not None and self.sglb.noise_std != 0.0
-        w = self._row_weights
-        unweighted_hess = hess  # SGLB's noise is preconditioned by it (sglb.SGLB.perturb)
-        if w is not None:  # query weights (see objective_grad_hess); with noise: perturb
-            hess = hess * w
-            grad = grad if noisy else grad * w
         ders = np.empty((self.n_rows, 2))
         # CatBoost maximises: der1 = -grad, der2 = -hess (one fused pass, finiteness included)
         if not negated_pairs(grad, hess, ders):
             check_finite(grad, hess, scores)  # raises the adapters' one ValueError, with details
         if noisy and self.sglb is not None:
-            # the Langevin step (sglb.py); -(w grad + sqrt(w) noise), finite grad checked above
-            ders[:, 0] = -self.sglb.perturb(grad, self.iteration, w, unweighted_hess)
+            # the Langevin step (sglb.py): -(w g + sqrt(w h) noise), finite grad checked above
+            ders[:, 0] = -self.sglb.perturb(grad, self.iteration, None, hess)
         self.n_evaluations += 1
         self._cache_iteration = self.iteration
         self._cache_scores = scores

@@ -32,6 +32,8 @@ import threading
 
 import numpy as np
 
+from ...groups import query_weights
+from ...objectives import weighted_grad_hess
 from ...sglb import SGLB
 from .layout import QueryLayout, partition_digest
 
@@ -197,14 +199,22 @@ class PartitionSeeded:
     def __repr__(self) -> str:
         return f"PartitionSeeded({self.objective!r})"
 
-    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0):
+    def grad_hess(self, scores, labels, query_offsets, iteration: int = 0, weights=None):
         scores = np.asarray(scores, dtype=np.float64)
+        if weights is not None:  # one per query of the shard: each segment takes its own
+            weights = query_weights(weights, query_offsets)
         grads, hesses = [], []
+        first_query = 0
         for key, r0, r1, seg_labels, seg_offsets in self.segmenter(labels, query_offsets):
             obj = self._copies.get(key)
             if obj is None:
                 obj = self._copies[key] = _reseeded(self.objective, key)
-            g, h = obj.grad_hess(scores[r0:r1], seg_labels, seg_offsets, iteration=iteration)
+            n_queries = seg_offsets.shape[0] - 1
+            seg_weights = (None if weights is None
+                           else weights[first_query:first_query + n_queries])
+            first_query += n_queries
+            g, h = weighted_grad_hess(obj, scores[r0:r1], seg_labels, seg_offsets, iteration,
+                                      seg_weights)
             grads.append(np.asarray(g, dtype=np.float64))
             hesses.append(np.asarray(h, dtype=np.float64))
         if not grads:  # a shard without rows has nothing to cut; its gradient is empty too
