@@ -87,10 +87,21 @@ def to_vespa(model, *, name: str = "stochrank", profile: str | None = None,
         vespa.save("my-app")          # my-app/models/stochrank.json
         print(vespa.rank_profile)     # paste into the schema
 
+    Vespa pastes each split name into the ranking expression (``if (<name> < ...)``), so each
+    must be one rank-feature reference of Vespa's grammar -- ``name``, ``name(args)``,
+    ``name(args).output`` or ``$name``, names made of ASCII letters, digits, ``_``, ``@`` --
+    that is a rank feature (``attribute(letor_1)``, ``bm25(title)``) or a function of the
+    profile; any other name (``'title bm25 38'``, ``'a+b'``, ``'0'``, ``'max(a, b)'``) is
+    refused with an :class:`ExportError` naming it: map the names with ``feature_names=``.
+    The profile's name is a letter or ``_``, then letters, digits, ``_`` or ``-`` (Vespa's
+    schema grammar); another one is refused with a ``ValueError``. :meth:`VespaModel.save`
+    writes the file atomically: a failed write leaves no partial file and raises an
+    ``OSError`` naming the path.
+
     Args:
       model: a fitted ranker of this package, a booster or a booster's scikit-learn model.
       name: the model file's name (``models/<name>.json``) and the default profile name.
-      profile: the rank profile's name.
+      profile: the rank profile's name (default: ``name``).
       feature_names: the split names, which must be rank features or functions of the
         profile (a list, or a mapping from the model's names).
 
@@ -141,10 +152,21 @@ def to_solr(model, *, name: str = "stochrank", store: str = "_DEFAULT_",
     ``missing_value`` below every feature value, set as every feature's ``defaultValue``, guard
     nodes route absent features exactly as the booster routes NaN.
 
+    The rule for ``missing_value`` (``v``, rounded to float32): at a split ``x < c`` whose
+    missing direction is not the way ``v`` goes, a guard ``x <= v`` sends ``v`` -- and every
+    value below it -- the missing way. So ``v`` is refused with an :class:`ExportError`, naming
+    the feature, its threshold and a value that works (``-1e30``), when a feature with such a
+    split has a threshold ``c <= v``: that feature takes values at or below ``v`` (the
+    booster's thresholds lie between its training values; not so CatBoost's threshold at the
+    bottom of float32's range for a missing value read as the minimum, which is left out),
+    which would be routed unlike the booster. NaN and infinities are refused (a
+    ``defaultValue`` is a finite number). ``v`` must also be below every value your data
+    takes, which :func:`check_export` on your rows shows.
+
     Args:
       model: a fitted ranker of this package, a booster or a booster's scikit-learn model.
       name: the model's name; store: the feature store holding its features.
-      missing_value: None, or the features' ``defaultValue`` to route as missing.
+      missing_value: None, or the features' ``defaultValue`` to route as missing (see above).
       feature_names: the feature-store names (a list, or a mapping from the model's).
 
     Returns:

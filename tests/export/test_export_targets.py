@@ -141,7 +141,13 @@ def test_plain_boosters_export_too(data):
     ]
     for model in models:
         for target in TARGETS:
-            report = check_export(model, target, Xn, qid=qid, **_options(target))
+            options = _options(target)
+            if target == "vespa" and model is models[-1]:
+                # CatBoost names an array's features "0", "1", ...: numbers, not rank features
+                with pytest.raises(ExportError, match="split name '0'.*feature_names="):
+                    to_vespa(model)
+                options["feature_names"] = [f"f{i}" for i in range(X.shape[1])]
+            report = check_export(model, target, Xn, qid=qid, **options)
             assert report.max_abs_diff < 1e-5 and report.same_ranking, (model, report)
 
 
