@@ -12,6 +12,8 @@ No gradient mathematics lives here. The modules, by concern:
 * :mod:`.inputs`: :func:`lightgbm_inputs` (``X, y, group`` for ``DaskLGBMRanker.fit``),
   :func:`xgboost_dmatrix` (a ``DaskDMatrix`` with the global query number as ``qid``) and
   :func:`ips_label_column` (clicks -> IPS labels with given propensities);
+* :mod:`.checks`: the input builders' check of the frame (split queries, empty partitions,
+  labels, query weights), on the client before any worker trains, in the frame's row numbers;
 * :mod:`.propensities`: :func:`estimate_propensities` (regression-EM over the partitions);
 * :mod:`.seeding`: noise keyed per partition (:class:`PartitionSGLB`, whose formula is
   :meth:`SGLB.noise <stochrank_objectives.sglb.SGLB.noise>` with a key), so that it does not

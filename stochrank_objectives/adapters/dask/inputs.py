@@ -2,9 +2,10 @@
 
 Each library receives the query structure in its own form: LightGBM a ``group`` array of query
 sizes chunked exactly like the frame (:func:`lightgbm_inputs`), XGBoost a ``qid`` column that must
-be non-decreasing on every worker (:func:`xgboost_dmatrix`). Both builders check the partitions
-first (or trust a :class:`~.layout.QueryLayout` computed from the same frame) and refuse empty
-partitions, naming them (``partitions.refuse_empty_partitions``). Features, labels
+be non-decreasing on every worker (:func:`xgboost_dmatrix`). Both builders first check the
+frame on the client, in one pass (:func:`~.checks.check_training_inputs`): split queries (or the
+given :class:`~.layout.QueryLayout` against the frame), empty partitions, labels and query
+weights, refused in the frame's own row and query numbers before any worker trains. Features, labels
 and query structure are all cut from the frame's own partitions (see :mod:`.partitions`): a
 column of a frame read from files may be read in fewer, fused partitions, and both libraries
 pair the partitions of ``X``, ``y`` and the query structure one to one. Booster modules are
@@ -21,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .partitions import (check_query_partitions, frame_parts, query_runs,
-                         refuse_empty_partitions)
+from .checks import check_training_inputs
+from .partitions import frame_parts, query_runs
 
 __all__ = ["lightgbm_inputs", "xgboost_dmatrix", "ips_label_column"]
 
@@ -31,11 +32,14 @@ def _select(part, columns):
     return part[columns]
 
 
-def _frame_inputs(df, qid, label, features, layout, weight=None):
+def _frame_inputs(df, qid, label, features, layout, who, weight=None):
     """``(parts, sizes, X, y)``: the frame's parts, their query sizes, features and labels.
 
-    ``X`` and ``y`` are built from the same delayed parts, so they have exactly one partition
-    per entry of ``sizes`` (and share the reads when computed together).
+    The frame is checked first, on the client (:func:`~.checks.check_training_inputs`: split
+    queries, empty partitions, labels, weights, the layout), so that a bad input is refused
+    here, in the frame's own row and query numbers, and never by a worker mid-training. ``X``
+    and ``y`` are built from the same delayed parts, so they have exactly one partition per
+    entry of ``sizes`` (and share the reads when computed together).
     """
     import dask
     import dask.dataframe as dd
@@ -44,14 +48,7 @@ def _frame_inputs(df, qid, label, features, layout, weight=None):
         features = [c for c in df.columns if c not in (qid, label, weight)]
     features = list(features)
     parts = frame_parts(df, qid, label, *features, *([weight] if weight is not None else []))
-    if layout is None:
-        sizes = check_query_partitions(df, qid)
-    elif layout.npartitions != len(parts):
-        raise ValueError(f"the layout has {layout.npartitions} partitions, the frame "
-                         f"{len(parts)}: compute it from this frame (query_layout(df, ...))")
-    else:
-        sizes = layout.sizes
-    refuse_empty_partitions(sizes)   # one check, the same message, for both libraries
+    sizes = check_training_inputs(df, qid, label, weight, layout, who)
     X = dd.from_delayed([dask.delayed(_select)(p, features) for p in parts],
                         meta=df._meta[features], verify_meta=False)
     y = dd.from_delayed([dask.delayed(_select)(p, label) for p in parts],
@@ -77,24 +74,32 @@ def lightgbm_inputs(df, qid: str, label: str, features=None, layout=None,
       qid: the query-id column.
       label: the label column.
       features: the feature columns (default: all columns but ``qid`` and ``label``).
-      layout: :func:`~.layout.query_layout` of ``df``; saves the pass over the query ids
-        (without it the partitions are checked with :func:`~.partitions.check_query_partitions`).
+      layout: :func:`~.layout.query_layout` of ``df``, checked against it (sizes and digest of
+        every partition); without it the partitions are checked for split queries, as
+        :func:`~.partitions.check_query_partitions` does. Either way the frame is read once
+        here (persist it first).
       weight: the column of query weights (one per row, the same for the rows of a query;
         not a feature), or None. LightGBM hands each worker's weights to the objective, which
         weighs its queries as on one machine (:func:`~stochrank_objectives.groups.query_weights`).
+        Pass the returned ``w`` to ``fit``: it is checked here, before training (a weight
+        series of your own is checked only by each worker's objective, mid-training).
 
     Returns:
       ``(X, y, group)`` (and ``w``, the weight series, when ``weight`` is given): the feature
-      frame, the label series and the query-size array. Raises
-      ``ValueError`` naming the empty partitions, if any, and
-      :class:`~.partitions.SplitQueryError` for a split query.
+      frame, the label series and the query-size array. Raises, in the frame's row and query
+      numbers (from 0), before any training: :class:`~.partitions.SplitQueryError` for a split
+      query; ``ValueError`` for a layout of another frame, empty partitions, a NaN, infinite
+      or negative label or weight, weights that differ within a query, or that are 0 for
+      every query (or for every query of a partition); ``TypeError`` for a non-numeric column
+      (:func:`~.checks.check_training_inputs`).
     """
     import dask.array as da
 
     import dask
     import dask.dataframe as dd
 
-    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout, weight)
+    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout, "lightgbm_inputs",
+                                       weight)
     group = da.concatenate([da.from_array(s, chunks=(s.size,)) for s in sizes])
     if weight is None:
         return X, y, group
@@ -129,9 +134,8 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
         (:func:`lightgbm_inputs` with ``weight=``).
 
     Returns:
-      The ``DaskDMatrix``. Raises ``ValueError`` naming the empty partitions, if any (as
-      :func:`lightgbm_inputs` does), and :class:`~.partitions.SplitQueryError` for a split
-      query.
+      The ``DaskDMatrix``. Raises as :func:`lightgbm_inputs` does (split queries, a layout of
+      another frame, empty partitions, bad labels), before any training.
     """
     import dask
     import dask.dataframe as dd
@@ -144,7 +148,7 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
             "with the LightGBM front end (lightgbm_inputs(df, qid, label, weight=column) and "
             "DaskLGBMRanker.fit(..., sample_weight=w)), or on one machine with "
             "StochasticXGBRanker.fit(..., sample_weight=w)")
-    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout)
+    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout, "xgboost_dmatrix")
     firsts = np.concatenate([[0], np.cumsum([s.size for s in sizes])])
     numbers = dd.from_delayed(
         [dask.delayed(_query_numbers)(p, qid, int(f)) for p, f in zip(parts, firsts[:-1])],
