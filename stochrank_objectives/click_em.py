@@ -9,9 +9,56 @@ on one array (``clicks.estimate_propensities``) and on the partitions of a Dask 
 
 from __future__ import annotations
 
-import numpy as np
+import numbers
+import warnings
 
-__all__ = ["regression_em", "em_design"]
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = ["regression_em", "em_design", "DEFAULT_MAX_ITER", "DEFAULT_TOL",
+           "check_em_settings"]
+
+#: default cap on the EM iterations: generous, the EM stops earlier once converged (``tol``)
+DEFAULT_MAX_ITER = 10_000
+#: default tolerance: the EM has converged when no propensity moves more than this in one step
+DEFAULT_TOL = 1e-6
+
+
+def check_em_settings(max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL, ridge=1.0, *, n_iter=None,
+                      where="estimate_propensities"):
+    """``(max_iter, tol, ridge)`` checked: an integer cap >= 1, a finite tolerance >= 0 and a
+    finite ridge >= 0; ``n_iter`` is the deprecated name of ``max_iter`` (a ``FutureWarning``).
+
+    >>> check_em_settings(500, 1e-8)
+    (500, 1e-08, 1.0)
+
+    Args:
+      max_iter: the most EM iterations; tol: the convergence tolerance on the propensities;
+        ridge: L2 of the relevance model; n_iter: the old name of ``max_iter``; where: the
+        function named in the messages.
+
+    Returns:
+      The settings as ``(int, float, float)``; ``ValueError`` naming the argument otherwise.
+    """
+    name = "max_iter"
+    if n_iter is not None:
+        if max_iter != DEFAULT_MAX_ITER and max_iter != n_iter:
+            raise ValueError(f"{where}: pass max_iter= only (n_iter is its deprecated name), "
+                             f"got max_iter={max_iter!r} and n_iter={n_iter!r}")
+        max_iter, name = n_iter, "n_iter"
+    if (isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Real)
+            or not np.isfinite(max_iter) or max_iter != int(max_iter) or max_iter < 1):
+        raise ValueError(f"{where}: {name} must be a whole number of EM iterations >= 1, got "
+                         f"{max_iter!r} (0 would return the initial guess, not an estimate)")
+    if n_iter is not None:
+        warnings.warn(f"{where}: n_iter is deprecated, pass max_iter= (the cap on the EM "
+                      "iterations; the EM stops earlier once no propensity moves more than tol)",
+                      FutureWarning, stacklevel=3)
+    for arg, value in (("tol", tol), ("ridge", ridge)):
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+                or not np.isfinite(value) or value < 0):
+            raise ValueError(f"{where}: {arg} must be a finite number >= 0, got {value!r}")
+    return int(max_iter), float(tol), float(ridge)
 
 
 def _sigmoid(z):
@@ -62,8 +109,8 @@ def _em_step(Z, ctr, pos, theta, w_gamma, w_p):
             (Z * (p * (1 - p))[:, None]).T @ Z)
 
 
-def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: float = 1.0,
-                  tol: float = 1e-6) -> np.ndarray:
+def regression_em(total, standardised, n_pos: int, *, max_iter: int = DEFAULT_MAX_ITER,
+                  ridge: float = 1.0, tol: float = DEFAULT_TOL, n_iter=None) -> np.ndarray:
     """Regression-EM over data held in chunks (the model:
     :func:`~stochrank_objectives.clicks.estimate_propensities`).
 
@@ -75,7 +122,8 @@ def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: f
     Dask frame (:func:`stochrank_objectives.adapters.dask.estimate_propensities`), to
     rounding. Each
     iteration is two passes over the data (the E-step with the first Newton step, then the
-    second Newton step).
+    second Newton step). It stops once no propensity moves more than ``tol`` in an iteration,
+    or after ``max_iter`` iterations with a ``ConvergenceWarning`` (raise ``max_iter``).
 
     Example (two chunks of one array's rows; ``X, ctr, pos`` as in
     :func:`~stochrank_objectives.clicks.estimate_propensities`)::
@@ -97,11 +145,15 @@ def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: f
       total: sums a chunk function over the raw chunks (above).
       standardised: ``(mean, scale) ->`` the same over the designs.
       n_pos: the number of positions (``max(position) + 1``).
-      n_iter, ridge, tol: as in :func:`~stochrank_objectives.clicks.estimate_propensities`.
+      max_iter, ridge, tol: as in
+        :func:`~stochrank_objectives.clicks.estimate_propensities`.
+      n_iter: deprecated name of ``max_iter``.
 
     Returns:
       ``theta`` per position ``0..n_pos-1``, scaled so that ``theta_0 = 1``.
     """
+    max_iter, tol, ridge = check_em_settings(max_iter, tol, ridge, n_iter=n_iter,
+                                             where="regression_em")
     n, x_sum, ctr_sum, counts, ctr_by_pos = total(_em_totals, n_pos)
     mean = x_sum / n
     sd = np.sqrt(total(_em_spread, mean)[0] / n)
@@ -113,7 +165,8 @@ def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: f
     ctr_mean = ctr_sum / n
     w[-1] = np.log(max(ctr_mean, 1e-3) / (1 - min(ctr_mean, 1 - 1e-3)))
     eye = ridge * np.eye(w.shape[0])
-    for _ in range(int(n_iter)):
+    moved = np.inf
+    for _ in range(max_iter):
         exam_sums, grad, hess = total_z(_em_step, theta, w, w)
         new = exam_sums / np.maximum(counts, 1)
         new = np.where(counts > 0, np.clip(new, 1e-6, 1 - 1e-6), np.nan)
@@ -126,6 +179,12 @@ def regression_em(total, standardised, n_pos: int, *, n_iter: int = 50, ridge: f
         w = w1 - np.linalg.solve(hess + eye, grad + ridge * w1)
         moved = np.max(np.abs(new - theta))
         theta = new
-        if moved < tol:
+        if moved <= tol:
             break
+    else:
+        warnings.warn(f"regression-EM stopped at max_iter={max_iter} iterations before "
+                      f"converging: a propensity still moved by {moved:.2g} > tol={tol:g} in the "
+                      "last one; raise max_iter (estimate_propensities(..., max_iter=), or a "
+                      "ranker's fit(..., propensity=clicks.RegressionEM(max_iter=)))",
+                      ConvergenceWarning, stacklevel=3)
     return np.maximum(theta / theta[0], 1e-6)

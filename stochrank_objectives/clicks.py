@@ -33,13 +33,15 @@ shown below the clip (bias towards the logging ranking).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from .click_em import em_design, regression_em
+from .click_em import DEFAULT_MAX_ITER, DEFAULT_TOL, check_em_settings, em_design, regression_em
 from .groups import as_float_array, validate_query_offsets
 
-__all__ = ["DEFAULT_CLIP", "ips_labels", "estimate_propensities", "check_click_rates",
-           "check_positions", "power_law_propensities",
+__all__ = ["DEFAULT_CLIP", "ips_labels", "estimate_propensities", "RegressionEM",
+           "check_click_rates", "check_positions", "power_law_propensities",
            "simulate_clicks", "display_positions", "click_probabilities"]
 
 #: default lower bound on the propensities; chosen by measurement (docs/guide/clicks.md)
@@ -72,14 +74,31 @@ def click_probabilities(labels, grade_max: float, low: float = 0.1,
         click_probabilities([0, 1, 2], grade_max=2)   # array([0.1, 0.4, 1.0])
 
     Args:
-      labels: relevance grades; grade_max: the top grade; low, high: the probabilities of
-        grade 0 and of the top grade.
+      labels: relevance grades in ``[0, grade_max]``; grade_max: the top grade (> 0); low,
+        high: the probabilities (in ``[0, 1]``) of grade 0 and of the top grade.
 
     Returns:
-      the attractiveness ``gamma`` of each row, float64.
+      the attractiveness ``gamma`` of each row, float64; ``ValueError`` naming the argument
+      when a grade is outside ``[0, grade_max]`` (its "probability" would not be one).
     """
-    y = np.asarray(labels, dtype=np.float64)
-    return low + (high - low) * (2.0 ** y - 1.0) / (2.0 ** float(grade_max) - 1.0)
+    y = as_float_array(labels, "labels")
+    grade_max = float(grade_max)
+    if not np.isfinite(grade_max) or grade_max <= 0:
+        raise ValueError(f"grade_max must be the top relevance grade, a finite number > 0, got "
+                         f"{grade_max}")
+    for name, value in (("low", low), ("high", high)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be a click probability in [0, 1], got {value}")
+    if y.size and not (y.min() >= 0):  # NaN fails here too
+        row = int(np.flatnonzero(~(y >= 0))[0])
+        raise ValueError(f"labels must be relevance grades >= 0; row {row} has {y[row]}: pass "
+                         "the graded labels (0 = not relevant)")
+    if y.size and y.max() > grade_max:
+        row = int(np.argmax(y > grade_max))
+        raise ValueError(f"labels above grade_max={grade_max:g}: row {row} has {y[row]:g}, and "
+                         f"its click probability would exceed high={high}; pass grade_max= the "
+                         f"top grade of the labels ({y.max():g})")
+    return low + (high - low) * (2.0 ** y - 1.0) / (2.0 ** grade_max - 1.0)
 
 
 def display_positions(scores, query_offsets) -> np.ndarray:
@@ -127,17 +146,29 @@ def simulate_clicks(attractiveness, positions, query_offsets, propensities, *,
         ``"cascade"`` (scan from the top, click with probability ``gamma``, stop after the first
         click: a misspecified case for the PBM estimator; ``propensities`` unused).
       seed: the draw.
+
+    Returns:
+      float64 click counts in ``0..n_sessions``; ``ValueError`` naming the argument when an
+      attractiveness or propensity is not a probability, or a position is negative or has no
+      entry in ``propensities``.
     """
-    gamma = as_float_array(attractiveness, "attractiveness")
-    pos = np.asarray(positions, dtype=np.int64)
+    gamma = _probabilities(attractiveness, "attractiveness", "the click probability of each "
+                           "row when examined (e.g. click_probabilities(labels, grade_max))")
+    pos = check_positions(positions, gamma.shape[0], name="positions")
     offs = validate_query_offsets(query_offsets, gamma.shape[0])
+    if model not in ("pbm", "cascade"):
+        raise ValueError(f"model must be 'pbm' or 'cascade', got {model!r}")
     rng = np.random.default_rng(seed)
     n = gamma.shape[0]
     if model == "pbm":
-        theta = np.asarray(propensities, dtype=np.float64)[pos]
-        return rng.binomial(n_sessions, theta * gamma).astype(np.float64)
-    if model != "cascade":
-        raise ValueError(f"model must be 'pbm' or 'cascade', got {model!r}")
+        theta = _probabilities(propensities, "propensities", "the examination probability "
+                               "of each position (e.g. power_law_propensities(n_positions))")
+        if pos.size and pos.max() >= theta.size:
+            row = int(np.argmax(pos >= theta.size))
+            raise ValueError(f"positions: row {row} is at position {pos[row]}, but propensities "
+                             f"has {theta.size} entries (positions 0..{theta.size - 1}); pass "
+                             f"one propensity per position shown (at least {pos.max() + 1})")
+        return rng.binomial(n_sessions, theta[pos] * gamma).astype(np.float64)
     clicks = np.zeros(n, dtype=np.float64)
     for q in range(offs.size - 1):
         a, b = offs[q], offs[q + 1]
@@ -148,7 +179,7 @@ def simulate_clicks(attractiveness, positions, query_offsets, propensities, *,
     return clicks
 
 
-def check_positions(positions, n_rows):
+def check_positions(positions, n_rows, name: str = "position"):
     """0-based display positions as int64, one per row; refused if not whole numbers >= 0.
 
     >>> check_positions([0, 2.0, 1], 3).tolist()
@@ -157,21 +188,43 @@ def check_positions(positions, n_rows):
     Args:
       positions: the display position of each row (0 = the top of the list).
       n_rows: the number of rows they must cover.
+      name: the argument named in the messages.
 
     Returns:
       The positions, int64; ValueError names the fix otherwise.
     """
     pos = np.asarray(positions)
     if pos.shape != (n_rows,):
-        raise ValueError(f"position must have one entry per row ({n_rows}), got shape "
+        raise ValueError(f"{name} must have one entry per row ({n_rows}), got shape "
                          f"{pos.shape}")
     if not np.issubdtype(pos.dtype, np.integer):
         if not np.all(np.isfinite(pos)) or np.any(pos != np.round(pos)):
-            raise ValueError("position must hold integer display positions (0 = top)")
+            raise ValueError(f"{name} must hold integer display positions (0 = top)")
         pos = pos.astype(np.int64)
     if pos.size and pos.min() < 0:
-        raise ValueError("position must be >= 0 (0 = the top of the list)")
+        row = int(np.argmax(pos < 0))
+        raise ValueError(f"{name} must be >= 0 (0 = the top of the list): row {row} has "
+                         f"{pos[row]}; pass 0-based display positions")
     return pos.astype(np.int64)
+
+
+def _probabilities(values, name, what):
+    """``values`` as a 1-d float64 array of probabilities; ``ValueError`` naming the first entry
+    outside ``[0, 1]`` (NaN included) and ``what`` to pass instead."""
+    if values is None:
+        raise ValueError(f"{name} is missing: pass {what}")
+    try:
+        p = np.ascontiguousarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric, got {type(values).__name__}") from exc
+    if p.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {p.shape}: pass {what}")
+    bad = ~((p >= 0) & (p <= 1))
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name} must be probabilities in [0, 1]: entry {i} is {p[i]}; "
+                         f"pass {what}")
+    return p
 
 
 def _propensity_table(propensities, n_positions):
@@ -232,8 +285,8 @@ def check_click_rates(clicks, n_sessions: float) -> np.ndarray:
 
 
 def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
-                          n_iter: int = 50, ridge: float = 1.0,
-                          tol: float = 1e-6) -> np.ndarray:
+                          max_iter: int = DEFAULT_MAX_ITER, ridge: float = 1.0,
+                          tol: float = DEFAULT_TOL, n_iter: int | None = None) -> np.ndarray:
     """Regression-EM (Wang et al., WSDM 2018): examination propensities from clicks alone.
 
     Example::
@@ -247,10 +300,12 @@ def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
     ``P(E = 0, R = 1 | C = 0) = (1 - theta) gamma / (1 - theta gamma)``; a click has ``E = R =
     1``. M-step: ``theta_k`` = the mean posterior examination at ``k``; ``gamma`` refit to the
     posterior relevance (the expectation of the paper's sampled labels: soft targets) by two
-    Newton steps of a ridge logistic regression. Identifiability comes from the features:
-    positions must not be a function of ``x`` alone in the same family (a logging ranker other
-    than a logistic model of the same features). Data too large for one machine: the same
-    algorithm over a Dask frame's partitions,
+    Newton steps of a ridge logistic regression. The EM runs until no ``theta`` moves more than
+    ``tol`` in an iteration; if ``max_iter`` iterations come first it warns
+    (``sklearn.exceptions.ConvergenceWarning``: raise ``max_iter``). Identifiability comes from
+    the features: positions must not be a function of ``x`` alone in the same family (a
+    logging ranker other than a logistic model of the same features). Data too large for one
+    machine: the same algorithm over a Dask frame's partitions,
     :func:`stochrank_objectives.adapters.dask.estimate_propensities`.
 
     Args:
@@ -258,13 +313,16 @@ def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
       clicks: click counts per row over ``n_sessions`` sessions (or rates with the default 1).
       positions: 0-based display positions.
       n_sessions: sessions per row, to turn counts into rates.
-      n_iter: EM iterations (at most); ridge: L2 of the relevance model; tol: stop when no
-        ``theta`` moves more than this.
+      max_iter: the most EM iterations (>= 1; a cap, the EM stops once converged); ridge: L2
+        of the relevance model; tol: converged when no ``theta`` moves more than this in one
+        iteration.
+      n_iter: deprecated name of ``max_iter`` (a ``FutureWarning``).
 
     Returns:
       ``theta`` per position ``0..max(positions)``, scaled so that ``theta_0 = 1`` (clipped
       below at 1e-6; a position never shown keeps the value of the position above it).
     """
+    max_iter, tol, ridge = check_em_settings(max_iter, tol, ridge, n_iter=n_iter)
     ctr = check_click_rates(clicks, n_sessions)
     pos = check_positions(positions, ctr.shape[0])
     X = np.asarray(X, dtype=np.float64)
@@ -279,5 +337,42 @@ def estimate_propensities(X, clicks, positions, *, n_sessions: float = 1.0,
         Z = em_design(X, mean, scale)
         return lambda fn, *args: fn(Z, ctr, pos, *args)
 
-    return regression_em(total, standardised, int(pos.max()) + 1, n_iter=n_iter, ridge=ridge,
-                         tol=tol)
+    return regression_em(total, standardised, int(pos.max()) + 1, max_iter=max_iter,
+                         ridge=ridge, tol=tol)
+
+
+@dataclass(frozen=True)
+class RegressionEM:
+    """Settings of the regression-EM that estimates the propensities in a ranker's fit on
+    clicks: ``fit(X, clicks, position=..., propensity=RegressionEM(...))``.
+
+    Example::
+
+        ranker.fit(X, ctr, qid=qid, position=positions,
+                   propensity=RegressionEM(max_iter=50_000, tol=1e-8))
+        ranker.propensities_   # the estimate the ranker trained with
+
+    ``propensity=None`` is ``RegressionEM()``. The settings are checked when made.
+
+    Args:
+      max_iter, tol, ridge: as in :func:`estimate_propensities`.
+
+    Returns:
+      (as :meth:`estimate`) ``theta`` per position, ``theta_0 = 1``.
+    """
+
+    max_iter: int = DEFAULT_MAX_ITER
+    tol: float = DEFAULT_TOL
+    ridge: float = 1.0
+
+    def __post_init__(self):
+        max_iter, tol, ridge = check_em_settings(self.max_iter, self.tol, self.ridge,
+                                                 where="RegressionEM")
+        object.__setattr__(self, "max_iter", max_iter)
+        object.__setattr__(self, "tol", tol)
+        object.__setattr__(self, "ridge", ridge)
+
+    def estimate(self, X, clicks, positions, *, n_sessions: float = 1.0) -> np.ndarray:
+        """:func:`estimate_propensities` with these settings."""
+        return estimate_propensities(X, clicks, positions, n_sessions=n_sessions,
+                                     max_iter=self.max_iter, tol=self.tol, ridge=self.ridge)

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import scipy.sparse
 
-from ..clicks import DEFAULT_CLIP, estimate_propensities, ips_labels
+from ..clicks import DEFAULT_CLIP, RegressionEM, check_positions, ips_labels
 from ..groups import query_offsets_from_qid, query_offsets_from_sizes, query_weights
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
@@ -278,12 +278,21 @@ def _every_query_flat(labels: np.ndarray, offsets: np.ndarray) -> bool:
 
 def click_labels(X, clicks, position, propensity):
     """``(labels, propensities)``: ``clicks`` unchanged without ``position``, else their IPS
-    labels with the given or the regression-EM propensities."""
+    labels with the given propensities or those of regression-EM (``propensity`` ``None`` or
+    a :class:`~stochrank_objectives.clicks.RegressionEM` of its settings)."""
     if position is None:
         if propensity is not None:
             raise ValueError("propensity needs position= (the display position of each row)")
         return clicks, None
-    if propensity is None:
+    position = check_positions(position, clicks.shape[0])
+    if position.size > 1 and position.min() == position.max():
+        raise ValueError(f"position: every row has the same display position "
+                         f"({position[0]}), which carries no position information (the IPS "
+                         "labels would be the clicks rescaled); pass the 0-based display "
+                         "position of each row (check that the right column was passed), or "
+                         "leave position out to train on the clicks as labels")
+    if propensity is None or isinstance(propensity, RegressionEM):
+        em = RegressionEM() if propensity is None else propensity
         if clicks.max(initial=0.0) > 1.0:
             raise ValueError("estimating propensities needs y as clicks (0/1) or click-through "
                              "rates in [0, 1]; for click counts divide by the sessions, or "
@@ -294,6 +303,6 @@ def click_labels(X, clicks, position, propensity):
         except (TypeError, ValueError) as exc:
             raise TypeError("estimating propensities needs numeric features; pass "
                             "propensity= instead") from exc
-        propensity = estimate_propensities(dense, clicks, position)
+        propensity = em.estimate(dense, clicks, position)
     return ips_labels(clicks, position, propensity, clip=DEFAULT_CLIP), \
         np.asarray(propensity, dtype=np.float64)

@@ -38,8 +38,9 @@ def _apply(arrays, fn, args):
 
 
 def estimate_propensities(df, qid: str, click: str, position: str, features=None, *,
-                          n_sessions: float = 1.0, n_iter: int = 50, ridge: float = 1.0,
-                          tol: float = 1e-6) -> np.ndarray:
+                          n_sessions: float = 1.0, max_iter: int | None = None,
+                          ridge: float = 1.0, tol: float | None = None,
+                          n_iter: int | None = None) -> np.ndarray:
     """Examination propensities ``theta_k`` from the clicks of a Dask frame, by regression-EM.
 
     The same estimate as :func:`stochrank_objectives.clicks.estimate_propensities` on the
@@ -61,16 +62,21 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
         1) and 0-based display positions.
       features: the columns of the relevance model (default: all but ``qid``, ``click`` and
         ``position``).
-      n_sessions, n_iter, ridge, tol: as in
-        :func:`stochrank_objectives.clicks.estimate_propensities`.
+      n_sessions, max_iter, ridge, tol: as in
+        :func:`stochrank_objectives.clicks.estimate_propensities` (the EM runs until converged,
+        ``ConvergenceWarning`` when ``max_iter`` stops it first; ``None``: its defaults).
+      n_iter: deprecated name of ``max_iter``.
 
     Returns:
       ``theta`` per position ``0..max(position)``, with ``theta_0 = 1``.
     """
     import dask
 
-    from ...click_em import regression_em
+    from ...click_em import DEFAULT_MAX_ITER, DEFAULT_TOL, check_em_settings, regression_em
 
+    max_iter, tol, ridge = check_em_settings(
+        DEFAULT_MAX_ITER if max_iter is None else max_iter, DEFAULT_TOL if tol is None else tol,
+        ridge, n_iter=n_iter)
     if features is None:
         features = [c for c in df.columns if c not in (qid, click, position)]
     features = list(features)
@@ -98,5 +104,5 @@ def estimate_propensities(df, qid: str, click: str, position: str, features=None
         chunks.clear()  # regression_em reads the raw chunks no more: free them on the workers
         return summed(designs)
 
-    return regression_em(summed(chunks), standardised, n_pos, n_iter=n_iter, ridge=ridge,
+    return regression_em(summed(chunks), standardised, n_pos, max_iter=max_iter, ridge=ridge,
                          tol=tol)
