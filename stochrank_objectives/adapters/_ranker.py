@@ -33,6 +33,7 @@ from ._ranker_inputs import (
     eval_weights,
     query_offsets,
 )
+from ._ranker_files import packed_state, save_booster, unpacked_state
 from ._ranker_settings import RANKER_CONSTRAINTS, FitSettings, default_objective
 
 if TYPE_CHECKING:  # only the type checker needs them
@@ -223,8 +224,9 @@ class StochasticRankerBase(BaseEstimator):
             clicks"). Eval sets are used as given (true labels, or IPS labels you computed).
           propensity: ``theta_k`` per position ``k`` (known examination propensities); ``None``
             with ``position`` = estimated from the same clicks by regression-EM
-            (:func:`~stochrank_objectives.clicks.estimate_propensities`, on dense ``X``).
-            Fitted: ``propensities_``.
+            (:func:`~stochrank_objectives.clicks.estimate_propensities`, on dense ``X``, run
+            to convergence), or a :class:`~stochrank_objectives.clicks.RegressionEM` of its
+            settings (``max_iter``, ``tol``, ``ridge``). Fitted: ``propensities_``.
 
         Returns:
           ``self``.
@@ -348,10 +350,23 @@ class StochasticRankerBase(BaseEstimator):
         return np.asarray(self._importances(), dtype=np.float64)
 
     def save_model(self, fname: str | os.PathLike) -> None:
-        """Save ``booster_`` in the booster's native format (loadable without this package)."""
+        """Save ``booster_`` in the booster's native format (loadable without this package).
+
+        A path that cannot be written raises an ``OSError`` naming it and the fix:
+        ``IsADirectoryError`` (``fname`` is a folder), ``FileNotFoundError`` (its folder does not
+        exist), ``NotADirectoryError`` (a "folder" on the way is a file), ``PermissionError``,
+        else ``OSError``; the booster's own exception is its ``__cause__``.
+        """
         if not hasattr(self, "booster_"):
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        self.booster_.save_model(fname)
+        save_booster(self.booster_, fname, self._booster_name)
+
+    # -- pickling: the booster travels as its own pickle with a checksum --------------------
+    def __getstate__(self) -> dict:
+        return packed_state(super().__getstate__(), self._booster_name)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(unpacked_state(state, type(self).__name__))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -384,4 +399,3 @@ class StochasticRankerBase(BaseEstimator):
 
     def _importances(self):  # pragma: no cover - abstract
         raise NotImplementedError
-

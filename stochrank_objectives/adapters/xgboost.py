@@ -36,9 +36,20 @@ Iterations. The objective's ``iteration`` (which keys its noise) is the tree ind
 run: read from XGBoost's loop by the callback (which also resets it at the start of each run), or
 counted by the adapter itself without the callback -- then use a fresh adapter per
 ``xgb.train`` call to reproduce a run. ``base_margin`` is part of the margins the objective sees;
-under SGLB it is the starting point ``F_0`` and is shrunk as well. DMatrix weights are query
-weights (one per group, XGBoost's ranking convention, or one per row equal within a group):
-the loss is the weighted sum over queries, :class:`XGBMetric` the weighted mean.
+under SGLB it is the starting point ``F_0`` and is shrunk as well.
+
+Weights. DMatrix weights are query weights, one per query group (XGBoost's ranking
+convention): the loss is the weighted sum over queries, :class:`XGBMetric` the weighted mean.
+XGBoost itself refuses one weight per row on a matrix with groups, in ``xgb.train`` before the
+objective runs ("Size of weight must equal to the number of query groups"). From per-row
+weights ``w`` (equal within each query) build the matrix with one per query::
+
+    from stochrank_objectives.groups import query_offsets_from_qid, query_weights
+    dtrain = xgb.DMatrix(X, y, qid=qid, weight=query_weights(w, query_offsets_from_qid(qid)))
+
+(``query_weights`` names the first query whose rows differ), or call ``dtrain.set_group(sizes)``
+and ``dtrain.set_weight(per_query)``. :class:`StochasticXGBRanker` takes either form as
+``sample_weight`` and does this itself.
 """
 
 from __future__ import annotations
@@ -52,6 +63,7 @@ import scipy.sparse
 import xgboost as xgb
 
 from ..groups import query_weights
+from ..kernels import sigint_deferred
 from ..sglb import SGLB
 from ._common import BoosterObjective, EvalMetric, as_scores, objective_grad_hess
 from ._ranker import StochasticRankerBase
@@ -88,7 +100,9 @@ def _grouped(dmat, n_preds: int, where: str):
 
 
 def _weights(dmat, offsets):
-    """The query weights of a DMatrix (one per group, or per row equal within a group)."""
+    """The query weights of a DMatrix: one per group. (XGBoost refuses per-row weights on a
+    ranking matrix before an objective or metric runs; called by hand with them, the adapter
+    still reads per-row weights equal within each group.)"""
     weight = dmat.get_weight()
     return query_weights(weight, offsets, "the DMatrix weight") if weight.size else None
 
@@ -100,6 +114,11 @@ class XGBObjective(BoosterObjective):
 
         obj = XGBObjective(StochasticRank(metric="NDCG", top=10))
         booster = xgb.train(DEFAULT_PARAMS, dtrain, num_boost_round=100, obj=obj)
+
+    ``dtrain``'s weights, if any, are query weights, one per group: XGBoost refuses one per row
+    on a matrix with groups ("Size of weight must equal to the number of query groups") before
+    this objective runs; pass ``weight=query_weights(w, query_offsets_from_qid(qid))``
+    (:mod:`stochrank_objectives.groups`) to the DMatrix instead (see the module docstring).
 
     Args:
       objective: an object with ``grad_hess(scores, labels, query_offsets, iteration)``.
@@ -188,7 +207,8 @@ class _XGBCallback(xgb.callback.TrainingCallback):
 class XGBMetric(EvalMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as an XGBoost ``custom_metric``.
 
-    ``metric(predt, dmatrix) -> (name, value)``; pass ``maximize=True`` to ``xgb.train``.
+    ``metric(predt, dmatrix) -> (name, value)``; pass ``maximize=True`` to ``xgb.train``. With
+    DMatrix weights (one per query group) the value is the weighted mean over queries.
 
     Example::
 
@@ -334,8 +354,11 @@ class StochasticXGBRanker(StochasticRankerBase):
         metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
         names = None if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
-        dtrain, dvalid = _training_matrices(X, y, offsets, weights, evals, params, names,
-                                            self._enable_categorical)
+        # a Ctrl-C inside XGBoost's data callback (QuantileDMatrix) can corrupt its heap: it is
+        # held until the matrices are built, then raised as KeyboardInterrupt
+        with sigint_deferred():
+            dtrain, dvalid = _training_matrices(X, y, offsets, weights, evals, params, names,
+                                                self._enable_categorical)
         dvalid = [(dmat, f"validation_{i}") for i, dmat in enumerate(dvalid)]
         history = {}
         booster = xgb.train(params, dtrain, n_rounds, evals=dvalid, obj=adapter,

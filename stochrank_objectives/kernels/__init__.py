@@ -19,12 +19,52 @@
 """
 
 import contextlib
+import signal
+import threading
 
 import numba
 
 # Below this many documents a parallel region costs more to start (waking the worker threads,
 # which on a busy machine can take milliseconds) than the work it parallelises.
 SERIAL_BELOW_DOCS = 2048
+
+
+@contextlib.contextmanager
+def sigint_deferred():
+    """Hold a Ctrl-C that arrives while the enclosed kernels run; raise it when they are done.
+
+    Python runs a signal's handler at the next bytecode, and Numba's nopython code runs none.
+    A SIGINT arriving while a kernel runs was thus handled where the kernel returns: boxing each
+    array it returns calls back into Python (``numba.core.serialize._numba_unpickle``) without
+    checking for an exception, and the ``KeyboardInterrupt`` raised there surfaced as
+    ``SystemError: CPUDispatcher(<yetirank_grad_hess>) returned a result with an exception
+    set``, or was lost, leaving a NULL in the returned tuple (a segmentation fault when used).
+    In the block a SIGINT is only recorded; on leaving it, the handler it replaced is called
+    with it (Python's default raises ``KeyboardInterrupt``; a ranker's recorder records it
+    first), so Ctrl-C stops the caller at the end of the kernel calls. Only in the main thread
+    (the only one where Python runs handlers and may set them) and over a Python-level handler
+    (not ``SIG_IGN``/``SIG_DFL``); elsewhere the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield
+        return
+    held: list = []
+
+    def hold(signum, frame):
+        held.append(frame)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is hold:
+            signal.signal(signal.SIGINT, previous)
+        if held:
+            previous(signal.SIGINT, held[0])
 
 
 @contextlib.contextmanager
@@ -36,17 +76,19 @@ def threads_for(n_docs: int, n_queries: int | None = None):
     worker and wait for it, which on a busy machine costs a scheduler time slice (measured:
     a 10k-document NDCG query took 41 ms on 2 threads against 10 ms on one).
     Results do not depend on the thread count (every query is computed by one thread and the
-    noise is keyed by query), so this only changes speed.
+    noise is keyed by query), so this only changes speed. A Ctrl-C during the block is raised
+    at its end (:func:`sigint_deferred`: a kernel returning arrays cannot take it).
     """
     previous = numba.get_num_threads()
     wanted = 1 if n_docs < SERIAL_BELOW_DOCS else previous
     if n_queries is not None:
         wanted = max(1, min(wanted, n_queries))
-    if wanted >= previous:
-        yield
-        return
-    numba.set_num_threads(wanted)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
+    with sigint_deferred():
+        if wanted >= previous:
+            yield
+            return
+        numba.set_num_threads(wanted)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
