@@ -11,6 +11,10 @@ A ranking data set is three flat arrays:
 Optional query weights (:func:`query_weights`): one non-negative float per query; the loss and
 the metrics become weighted means over queries.
 
+:class:`GroupedData` carries all of a data set's per-query inputs in one validated object
+(labels, offsets and, optionally, query weights, display positions and initial scores): the
+rankers build one per data set at the edge and hand it down.
+
 The documents of one query are contiguous. Empty queries are allowed in the offsets (they
 contribute nothing); one-document queries get zero gradients.
 
@@ -25,6 +29,8 @@ array([0, 3, 5])
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -38,6 +44,7 @@ __all__ = [
     "as_noise",
     "query_weights",
     "document_weights",
+    "GroupedData",
 ]
 
 
@@ -261,3 +268,125 @@ def _one_per_query(w: np.ndarray, offs: np.ndarray, name: str) -> np.ndarray:
 def document_weights(weights, query_offsets) -> np.ndarray:
     """Each document's query weight: ``weights[q]`` repeated over the documents of query ``q``."""
     return np.repeat(np.asarray(weights, dtype=np.float64), query_sizes(query_offsets))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupedData:
+    """What the queries of one data set carry, validated once: labels, query offsets and,
+    optionally, query weights, display positions and initial scores.
+
+    Example:
+
+    >>> data = GroupedData([1.0, 0.0, 2.0, 0.0, 0.0], [0, 2, 5], weights=[1.0, 1.0, 3.0, 3.0, 3.0])
+    >>> data.n_queries, data.weights.tolist(), data.document_weights().tolist()
+    (2, [1.0, 3.0], [1.0, 1.0, 3.0, 3.0, 3.0])
+    >>> data.select_queries([1]).labels.tolist()
+    [2.0, 0.0, 0.0]
+
+    The rankers build one per data set (the training data and each eval set) from what ``fit``
+    receives, each check naming the argument, and every part downstream -- the booster's data
+    container, the objective adapters, the eval metrics -- reads it instead of re-validating
+    loose arrays. It pickles (to ship to Dask workers) and is immutable: :meth:`with_fields`
+    returns a validated copy with fields replaced.
+
+    Args:
+      labels: relevance labels, one per document (finite, >= 0), float64.
+      query_offsets: CSR offsets (:func:`validate_query_offsets`).
+      weights: ``None``, or query weights (one per query, or one per document equal within a
+        query; :func:`query_weights`), stored one per query.
+      positions: ``None``, or each document's 0-based display position (integers >= 0).
+      init_scores: ``None``, or each document's initial score (finite float64): the booster
+        starts from it (LightGBM ``init_score``, XGBoost ``base_margin``, CatBoost
+        ``baseline``).
+      names: how the messages name each field, e.g. ``{"labels": "y", "weights":
+        "sample_weight"}`` (default: the field names).
+    """
+
+    labels: np.ndarray
+    query_offsets: np.ndarray
+    weights: np.ndarray | None = None
+    positions: np.ndarray | None = None
+    init_scores: np.ndarray | None = None
+    names: dict | None = None
+
+    def __post_init__(self) -> None:
+        names = dict(self.names or {})
+
+        def name(field: str) -> str:
+            return names.get(field, field)
+
+        labels = as_float_array(self.labels, name("labels"))
+        if np.any(labels < 0):
+            raise ValueError(f"{name('labels')} must be non-negative relevance labels")
+        n = labels.shape[0]
+        offsets = validate_query_offsets(self.query_offsets, n)
+        set_ = object.__setattr__
+        set_(self, "labels", labels)
+        set_(self, "query_offsets", offsets)
+        if self.weights is not None:
+            set_(self, "weights", query_weights(self.weights, offsets, name("weights")))
+        if self.positions is not None:
+            set_(self, "positions", _positions(self.positions, n, name("positions")))
+        if self.init_scores is not None:
+            set_(self, "init_scores", as_float_array(self.init_scores, name("init_scores"), n))
+        set_(self, "names", names or None)
+
+    @property
+    def n_docs(self) -> int:
+        """The number of documents (rows)."""
+        return int(self.labels.shape[0])
+
+    @property
+    def n_queries(self) -> int:
+        """The number of queries."""
+        return int(self.query_offsets.shape[0] - 1)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Documents per query (LightGBM's ``group``)."""
+        return query_sizes(self.query_offsets)
+
+    def document_weights(self) -> np.ndarray | None:
+        """Each document's query weight (``None`` without weights)."""
+        return None if self.weights is None else document_weights(self.weights,
+                                                                   self.query_offsets)
+
+    def with_fields(self, **fields) -> "GroupedData":
+        """A validated copy with ``fields`` replaced (``labels=``, ``weights=``, ...)."""
+        return replace(self, **fields)
+
+    def select_queries(self, queries) -> "GroupedData":
+        """The data of the queries ``queries`` (indices, in the order given)."""
+        queries = np.asarray(queries, dtype=np.int64).reshape(-1)
+        offs = self.query_offsets
+        rows = (np.concatenate([np.arange(offs[q], offs[q + 1]) for q in queries])
+                if queries.size else np.zeros(0, dtype=np.int64))
+
+        def take(values):
+            return None if values is None else values[rows]
+
+        return GroupedData(self.labels[rows], query_offsets_from_sizes(self.sizes[queries]),
+                           weights=None if self.weights is None else self.weights[queries],
+                           positions=take(self.positions), init_scores=take(self.init_scores),
+                           names=self.names)
+
+
+def _positions(values, n: int, name: str) -> np.ndarray:
+    positions = np.asarray(values)
+    if positions.shape != (n,):
+        raise ValueError(f"{name} has shape {positions.shape}, expected ({n},) (one display "
+                         "position per row)")
+    if positions.dtype.kind == "f":
+        if not np.all(np.isfinite(positions)) or np.any(positions != np.round(positions)):
+            bad = int(np.argmax(~np.isfinite(positions) | (positions != np.round(positions))))
+            raise ValueError(f"{name} must be whole numbers (0-based display positions), got "
+                             f"{positions[bad]!r} at row {bad}")
+    elif positions.dtype.kind not in "iub":
+        raise TypeError(f"{name} must be integers (0-based display positions), got dtype "
+                        f"{positions.dtype}")
+    positions = positions.astype(np.int64)
+    if n and positions.min() < 0:
+        bad = int(np.argmax(positions < 0))
+        raise ValueError(f"{name} must be >= 0 (0-based display positions), got "
+                         f"{positions[bad]} at row {bad}")
+    return positions

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 
-from ..groups import as_float_array, query_weights
+from ..groups import GroupedData, as_float_array, query_weights
 from ._booster_params import ALIASES, check_known_names, refuse_aliases
 from ._common import EvalMetric, objective_metric
 from ._interrupts import sigints_recorded
@@ -30,7 +30,7 @@ from ._ranker_inputs import (
     check_training_queries,
     click_labels,
     column_names,
-    eval_weights,
+    per_eval_set,
     query_offsets,
 )
 from ._ranker_files import packed_state, save_booster, unpacked_state
@@ -41,6 +41,9 @@ if TYPE_CHECKING:  # only the type checker needs them
     from ..sglb import SGLB
 
 __all__ = ["StochasticRankerBase", "default_objective", "ALIASES", "FitSettings"]
+
+#: how the messages name the training data's fields (the names fit takes them by)
+_TRAIN_NAMES = {"labels": "y", "weights": "sample_weight", "init_scores": "init_score"}
 
 
 class StochasticRankerBase(BaseEstimator):
@@ -199,7 +202,9 @@ class StochasticRankerBase(BaseEstimator):
             group: ArrayLike | None = None, eval_set: list[tuple] | None = None,
             sample_weight: ArrayLike | None = None, eval_sample_weight: list | None = None,
             position: ArrayLike | None = None,
-            propensity: ArrayLike | None = None) -> StochasticRankerBase:
+            propensity: ArrayLike | None = None, init_score: ArrayLike | None = None,
+            eval_init_score: list | None = None, init_model: Any = None,
+            callbacks: list | None = None, **booster_names: Any) -> StochasticRankerBase:
         """Train on ``X, y`` with the queries given by ``qid`` or ``group``.
 
         Args:
@@ -227,15 +232,33 @@ class StochasticRankerBase(BaseEstimator):
             (:func:`~stochrank_objectives.clicks.estimate_propensities`, on dense ``X``, run
             to convergence), or a :class:`~stochrank_objectives.clicks.RegressionEM` of its
             settings (``max_iter``, ``tol``, ``ridge``). Fitted: ``propensities_``.
+          init_score: an initial score per row (e.g. a first-stage ranker's scores): the
+            booster starts from it (LightGBM ``init_score``, XGBoost ``base_margin``, CatBoost
+            ``baseline``) and the objective sees ``init_score + model``. The fitted model
+            holds only the new trees: as with LightGBM, ``predict`` returns the model's own
+            output, and the user adds the first stage (``init_score + predict(X)``).
+          eval_init_score: one entry per eval set, each ``None`` or its initial scores (the
+            eval metric is computed on ``init_score + model``).
+          init_model: continue training: a fitted ranker of the same booster, or the booster's
+            own model (see the booster's ranker); the new trees are added to its trees.
+          callbacks: the booster's own callbacks (``lightgbm.callback`` functions, XGBoost
+            ``TrainingCallback`` objects, CatBoost callback objects), run after the ranker's
+            own each round (Optuna's pruning callbacks among them).
+          **booster_names: the booster's own names of the above (XGBoost ``base_margin``,
+            ``base_margin_eval_set``, ``xgb_model``; CatBoost ``baseline``); another name is
+            refused.
 
         Returns:
           ``self``.
         """
+        init_score, eval_init_score, init_model = self._booster_fit_names(
+            booster_names, init_score, eval_init_score, init_model)
         self._check_fit_inputs(X, eval_set)  # the booster's refusals, before anything changes
         try:
             with sigints_recorded() as sigints:
                 self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight,
-                          position, propensity)
+                          position, propensity, init_score, eval_init_score, init_model,
+                          callbacks)
             if sigints:  # a KeyboardInterrupt something swallowed (see _interrupts)
                 raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
                                         "compiled a kernel): the model may be incomplete")
@@ -245,13 +268,37 @@ class StochasticRankerBase(BaseEstimator):
             raise
         return self
 
+    #: the fit inputs this booster's ranker implements (``init_score``, ``callbacks``)
+    _fit_supports: frozenset = frozenset()
+    #: the booster's own fit names -> the ranker's (``{"base_margin": "init_score", ...}``)
+    _fit_aliases: dict = {}
+
+    def _booster_fit_names(self, given: dict, init_score, eval_init_score, init_model):
+        """``(init_score, eval_init_score, init_model)`` from the ranker's names or the
+        booster's own (:attr:`_fit_aliases`), refusing an unknown name or both at once."""
+        values = {"init_score": init_score, "eval_init_score": eval_init_score,
+                  "init_model": init_model}
+        for name, value in given.items():
+            ours = self._fit_aliases.get(name)
+            if ours is None:
+                known = ", ".join(sorted(self._fit_aliases)) or "none"
+                raise TypeError(f"{type(self).__name__}.fit() got an unexpected keyword argument "
+                                f"{name!r} (the {self._booster_name} names it also takes: "
+                                f"{known})")
+            if values[ours] is not None and value is not None:
+                raise TypeError(f"pass {ours}= or {name}=, not both (the same argument)")
+            if value is not None:
+                values[ours] = value
+        return values["init_score"], values["eval_init_score"], values["init_model"]
+
     def _forget_fit(self) -> None:
         for name in [name for name in vars(self) if name.endswith("_")
                      and not name.startswith("_")]:
             delattr(self, name)
 
     def _fit(self, X, y, qid, group, eval_set, sample_weight=None,
-             eval_sample_weight=None, position=None, propensity=None) -> None:
+             eval_sample_weight=None, position=None, propensity=None,
+             init_score=None, eval_init_score=None, init_model=None, callbacks=None) -> None:
         settings = self._fit_settings()
         X, n_rows, n_cols = as_matrix(X, "X")
         categorical = self._categorical_columns(X, settings.params)
@@ -265,13 +312,16 @@ class StochasticRankerBase(BaseEstimator):
         offsets = query_offsets(n_rows, qid, group, "fit")
         labels, propensities = click_labels(X, labels, position, propensity)
         check_training_queries(labels, offsets)
-        weights = (None if sample_weight is None
-                   else query_weights(sample_weight, offsets, "sample_weight"))
+        # everything the training queries carry, validated once, in one object
+        train = GroupedData(labels, offsets, weights=sample_weight, init_scores=init_score,
+                            names=_TRAIN_NAMES)
         evals = []
         if eval_set is not None:
             if not isinstance(eval_set, (list, tuple)) or (
                     len(eval_set) and not isinstance(eval_set[0], (list, tuple))):
                 raise TypeError("eval_set must be a list of (X, y, qid) tuples")
+            eval_weights = per_eval_set(eval_sample_weight, "eval_sample_weight", len(eval_set))
+            eval_scores = per_eval_set(eval_init_score, "eval_init_score", len(eval_set))
             for i, item in enumerate(eval_set):
                 if not isinstance(item, (list, tuple)) or len(item) != 3:
                     raise TypeError(f"eval_set[{i}] must be an (X, y, qid) tuple, got "
@@ -283,15 +333,28 @@ class StochasticRankerBase(BaseEstimator):
                 if ci != n_cols:
                     raise ValueError(f"eval_set[{i}] X has {ci} features, X has {n_cols}")
                 check_feature_values(Xi, f"eval_set[{i}] X", categorical, self._categories_how)
-                evals.append((Xi, as_float_array(yi, f"eval_set[{i}] y", ni),
-                              query_offsets(ni, qi, None, f"eval_set[{i}]"), None))
-        evals = eval_weights(evals, eval_sample_weight)
+                names = {"labels": f"eval_set[{i}] y", "weights": f"eval_sample_weight[{i}]",
+                         "init_scores": f"eval_init_score[{i}]"}
+                evals.append((Xi, GroupedData(
+                    as_float_array(yi, f"eval_set[{i}] y", ni),
+                    query_offsets(ni, qi, None, f"eval_set[{i}]"), weights=eval_weights[i],
+                    init_scores=eval_scores[i], names=names)))
+        elif eval_sample_weight is not None or eval_init_score is not None:
+            raise ValueError("eval_sample_weight / eval_init_score need an eval_set=[(X, y, "
+                             "qid), ...] (one entry per eval set)")
         if settings.early_stopping_rounds is not None and not evals:
             raise ValueError("early_stopping_rounds needs an eval_set=[(X, y, qid)] to watch")
-        for i, (_, yi, oi, _) in enumerate(evals):
+        for i, (_, data) in enumerate(evals):
             # early stopping watches the last set only
-            check_eval_queries(yi, oi, f"eval_set[{i}]", settings.early_stopping_rounds
-                               is not None and i == len(evals) - 1)
+            check_eval_queries(data.labels, data.query_offsets, f"eval_set[{i}]",
+                               settings.early_stopping_rounds is not None
+                               and i == len(evals) - 1)
+        given = {"init_score": init_score is not None or eval_init_score is not None,
+                 "callbacks": bool(callbacks)}
+        for name in sorted(set(n for n, used in given.items() if used) - self._fit_supports):
+            raise ValueError(f"{type(self).__name__} does not take {name}= yet")
+        settings = settings._replace(init_model=self._check_init_model(init_model, n_cols),
+                                     callbacks=self._check_callbacks(callbacks))
         self._forget_fit()
         names = column_names(X)
         if names is not None:
@@ -303,7 +366,7 @@ class StochasticRankerBase(BaseEstimator):
             self.propensities_ = propensities
         self.evals_result_: dict = {}
         self.best_iteration_ = None
-        self._fit_booster(X, labels, offsets, evals, settings, weights)
+        self._fit_booster(X, train, evals, settings)
 
     def _check_predict_X(self, X):
         if not hasattr(self, "booster_"):
@@ -384,11 +447,30 @@ class StochasticRankerBase(BaseEstimator):
         left to it): by default the pandas category columns (LightGBM splits on them)."""
         return category_columns(X)
 
-    def _fit_booster(self, X, y, offsets: np.ndarray, evals: list, settings: FitSettings,
-                     weights: np.ndarray | None = None) -> None:  # pragma: no cover - abstract
-        """Train: ``evals`` are ``(X, y, offsets, query weights or None)``; ``weights`` the
-        training queries' weights (one per query) or None."""
+    def _fit_booster(self, X, train: GroupedData, evals: list,
+                     settings: FitSettings) -> None:  # pragma: no cover - abstract
+        """Train on ``X`` with ``train`` (its labels, queries, weights and initial scores);
+        ``evals`` are ``(X, GroupedData)`` pairs. One builder per booster puts a GroupedData
+        into the booster's data container."""
         raise NotImplementedError
+
+    def _check_init_model(self, init_model, n_features: int):
+        """The model to continue from (``None`` = a new one). Booster subclasses accept their
+        own forms; by default continued training is refused."""
+        if init_model is not None:
+            raise TypeError(f"{type(self).__name__} does not continue training: init_model "
+                            "must be None")
+        return None
+
+    def _check_callbacks(self, callbacks) -> list:
+        """The user's callbacks as a list (``None`` = none); booster subclasses check their
+        types."""
+        if callbacks is None:
+            return []
+        if not isinstance(callbacks, (list, tuple)):
+            raise TypeError(f"callbacks must be a list of {self._booster_name} callbacks, got "
+                            f"{type(callbacks).__name__}")
+        return list(callbacks)
 
     def _valid_booster_params(self) -> Iterable[str]:  # pragma: no cover - abstract
         """Every booster parameter name the booster (and the ranker) accepts."""

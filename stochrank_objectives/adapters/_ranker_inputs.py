@@ -20,10 +20,10 @@ import numpy as np
 import scipy.sparse
 
 from ..clicks import DEFAULT_CLIP, RegressionEM, check_positions, ips_labels
-from ..groups import query_offsets_from_qid, query_offsets_from_sizes, query_weights
+from ..groups import query_offsets_from_qid, query_offsets_from_sizes
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
-           "check_eval_queries", "check_feature_values", "category_columns", "eval_weights",
+           "check_eval_queries", "check_feature_values", "category_columns", "per_eval_set",
            "click_labels"]
 
 #: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
@@ -207,21 +207,17 @@ def query_offsets(n_rows: int, qid, group, where: str) -> np.ndarray:
     return offsets
 
 
-def eval_weights(evals: list, eval_sample_weight) -> list:
-    """``evals`` (``(X, y, offsets, None)`` each) with the query weights of
-    ``eval_sample_weight`` (one entry per eval set, each None or weights) in last place."""
-    if eval_sample_weight is None:
-        return evals
-    if (not isinstance(eval_sample_weight, (list, tuple))
-            or len(eval_sample_weight) != len(evals)):
-        raise ValueError(f"eval_sample_weight must be a list with one entry (None or weights) "
-                         f"per eval set of eval_set ({len(evals)}), got "
-                         f"{type(eval_sample_weight).__name__}"
-                         + (f" of length {len(eval_sample_weight)}"
-                            if isinstance(eval_sample_weight, (list, tuple)) else ""))
-    return [(Xi, yi, oi,
-             None if wi is None else query_weights(wi, oi, f"eval_sample_weight[{i}]"))
-            for i, ((Xi, yi, oi, _), wi) in enumerate(zip(evals, eval_sample_weight))]
+def per_eval_set(values, name: str, n_sets: int) -> list:
+    """One entry per eval set from ``values`` (``None``: ``[None] * n_sets``), else a
+    ``ValueError`` naming ``name`` (``eval_sample_weight``, ``eval_init_score``, ...)."""
+    if values is None:
+        return [None] * n_sets
+    if not isinstance(values, (list, tuple)) or len(values) != n_sets:
+        raise ValueError(f"{name} must be a list with one entry (None or an array) per eval set "
+                         f"of eval_set ({n_sets}), got {type(values).__name__}"
+                         + (f" of length {len(values)}" if isinstance(values, (list, tuple))
+                            else ""))
+    return list(values)
 
 
 def check_training_queries(labels: np.ndarray, offsets: np.ndarray) -> None:

@@ -16,7 +16,7 @@ ValueError: n_estimators must be an integer >= 1, got 0
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..validation import check_int, integer, real
@@ -55,6 +55,9 @@ class FitSettings:
       eval_metric: the metric watched on ``eval_set`` (CatBoost: also its own metric string).
       early_stopping_rounds: patience or None; verbose: logging period (0 = silent).
       params: the booster parameters (aliases and unknown names already refused).
+      init_model: the model to continue training from (the booster's own form), or None.
+      callbacks: the user's callbacks (the booster's own callback type), run after the
+        ranker's own.
     """
 
     objective: Objective
@@ -67,6 +70,12 @@ class FitSettings:
     n_jobs: int | None
     verbose: int
     params: dict = field(default_factory=dict)
+    init_model: Any = None
+    callbacks: list = field(default_factory=list)
+
+    def _replace(self, **changes) -> "FitSettings":
+        """A copy with ``changes`` (as a named tuple's ``_replace``)."""
+        return replace(self, **changes)
 
 
 def _reworded(check: Constraint, expected: str, note: str = "") -> Constraint:

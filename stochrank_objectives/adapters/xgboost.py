@@ -62,7 +62,7 @@ import numpy as np
 import scipy.sparse
 import xgboost as xgb
 
-from ..groups import query_weights
+from ..groups import GroupedData, query_weights
 from ..kernels import sigint_deferred
 from ..sglb import SGLB
 from ._common import BoosterObjective, EvalMetric, as_scores, objective_grad_hess
@@ -274,9 +274,11 @@ def _dense(X):
     return X.astype(np.float32).toarray() if scipy.sparse.issparse(X) else X
 
 
-def _training_matrices(X, y, offsets, weights, evals, params, names, enable_categorical=False):
-    """The training and evaluation matrices of ``StochasticXGBRanker.fit`` (query weights: one
-    per group, XGBoost's ranking convention).
+def _training_matrices(X, train: GroupedData, evals, params, names, enable_categorical=False):
+    """The training and evaluation matrices of ``StochasticXGBRanker.fit``: one builder puts
+    what each :class:`~stochrank_objectives.groups.GroupedData` carries into its matrix --
+    labels, query ids, query weights (one per group, XGBoost's ranking convention) and initial
+    scores (``base_margin``).
 
     With histograms (the default), ``QuantileDMatrix``: the features are quantised straight
     into bins, as ``XGBRanker`` does. A ``DMatrix`` would keep a copy of them in XGBoost's own
@@ -287,10 +289,14 @@ def _training_matrices(X, y, offsets, weights, evals, params, names, enable_cate
     if _uses_histograms(params):
         common.update({key: params[key] for key in ("max_bin", "nthread") if key in params})
     matrix = xgb.QuantileDMatrix if _uses_histograms(params) else xgb.DMatrix
-    dtrain = matrix(_dense(X), y, qid=_qid(offsets), weight=weights, **common)
+
+    def build(X, data: GroupedData, **options):
+        return matrix(_dense(X), data.labels, qid=_qid(data.query_offsets),
+                      weight=data.weights, base_margin=data.init_scores, **options, **common)
+
+    dtrain = build(X, train)
     ref = {"ref": dtrain} if matrix is xgb.QuantileDMatrix else {}
-    return dtrain, [matrix(_dense(Xi), yi, qid=_qid(oi), weight=wi, **ref, **common)
-                    for Xi, yi, oi, wi in evals]
+    return dtrain, [build(Xi, data, **ref) for Xi, data in evals]
 
 
 class StochasticXGBRanker(StochasticRankerBase):
@@ -338,7 +344,9 @@ class StochasticXGBRanker(StochasticRankerBase):
     def _categorical_columns(self, X, params):
         return category_columns(X) if params.get("enable_categorical") else frozenset()
 
-    def _fit_booster(self, X, y, offsets, evals, s, weights=None):
+    _fit_supports = frozenset({"init_score"})
+
+    def _fit_booster(self, X, train, evals, s):
         params = dict(DEFAULT_PARAMS, learning_rate=s.learning_rate)
         if s.random_state is not None:
             params["seed"] = s.random_state
@@ -357,7 +365,7 @@ class StochasticXGBRanker(StochasticRankerBase):
         # a Ctrl-C inside XGBoost's data callback (QuantileDMatrix) can corrupt its heap: it is
         # held until the matrices are built, then raised as KeyboardInterrupt
         with sigint_deferred():
-            dtrain, dvalid = _training_matrices(X, y, offsets, weights, evals, params, names,
+            dtrain, dvalid = _training_matrices(X, train, evals, params, names,
                                                 self._enable_categorical)
         dvalid = [(dmat, f"validation_{i}") for i, dmat in enumerate(dvalid)]
         history = {}

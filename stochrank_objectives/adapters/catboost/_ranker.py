@@ -13,7 +13,6 @@ import numpy as np
 from catboost import CatBoostError, CatBoostRanker, Pool
 from catboost._catboost import _check_train_params as check_train_params
 
-from ...groups import document_weights
 from .._booster_params import check_known_names
 from .._common import EvalMetric
 from .._ranker import StochasticRankerBase
@@ -144,7 +143,8 @@ class StochasticCatBoostRanker(StochasticRankerBase):
             check_known_names({name: params.get(name)}, self._valid_booster_params() - {name},
                               self._booster_name)
 
-    def _fit_booster(self, X, y, offsets, evals, s, weights=None):
+    def _fit_booster(self, X, train, evals, s):
+        y, offsets, weights = train.labels, train.query_offsets, train.weights
         params = dict(s.params)
         route = params.pop("route", "auto")
         cat_features = params.pop("cat_features", None)
@@ -156,11 +156,12 @@ class StochasticCatBoostRanker(StochasticRankerBase):
                                             len(y), has_cat, route)
         pools = []
         eval_weights = []  # per row; CatBoost's ranking metrics weigh queries by group_weight
-        for i, (Xi, yi, oi, wi) in enumerate(evals):
+        for i, (Xi, data) in enumerate(evals):
             if spec is not None:
-                check_label_domain(_WithSpec(spec), yi, f"eval_set[{i}] y")
-            eval_weights.append(None if wi is None else document_weights(wi, oi))
-            pools.append(Pool(Xi, label=eval_labels(spec, yi), group_id=group_index(oi),
+                check_label_domain(_WithSpec(spec), data.labels, f"eval_set[{i}] y")
+            eval_weights.append(data.document_weights())
+            pools.append(Pool(Xi, label=eval_labels(spec, data.labels),
+                              group_id=group_index(data.query_offsets),
                               group_weight=eval_weights[-1], cat_features=cat_features))
         rounds = s.early_stopping_rounds
         use_best = rounds is not None

@@ -7,12 +7,12 @@ import functools
 import lightgbm as lgb
 import numpy as np
 
-from ...groups import document_weights
+from ...groups import GroupedData
 from .._ranker import StochasticRankerBase
 from ._metric import LGBMMetric
 from ._objective import LGBMObjective
 
-__all__ = ["StochasticLGBMRanker"]
+__all__ = ["StochasticLGBMRanker", "lightgbm_dataset"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -22,8 +22,12 @@ def lightgbm_parameter_names() -> frozenset:
     return frozenset(aliases) | frozenset(name for names in aliases.values() for name in names)
 
 
-def _rows(weights, offsets):
-    return None if weights is None else document_weights(weights, offsets)
+def lightgbm_dataset(X, data: GroupedData, **options) -> lgb.Dataset:
+    """The one builder of the ranker's ``lgb.Dataset``: features, and what ``data`` carries --
+    labels, query sizes, query weights (LightGBM's per-row ``weight``, read back by the
+    objective and the metric) and initial scores (``init_score``)."""
+    return lgb.Dataset(X, data.labels, group=data.sizes, weight=data.document_weights(),
+                       init_score=data.init_scores, **options)
 
 
 class _LastSetEarlyStopping:
@@ -78,7 +82,9 @@ class StochasticLGBMRanker(StochasticRankerBase):
     def _valid_booster_params(self):
         return lightgbm_parameter_names()
 
-    def _fit_booster(self, X, y, offsets, evals, s, weights=None):
+    _fit_supports = frozenset({"init_score"})
+
+    def _fit_booster(self, X, train_data, evals, s):
         adapter = LGBMObjective(s.objective, sglb=s.sglb)
         params = {"objective": adapter, "learning_rate": s.learning_rate, "verbose": -1,
                   "metric": "None"}
@@ -89,12 +95,8 @@ class StochasticLGBMRanker(StochasticRankerBase):
         params.update(s.params)
         feature_name = "auto" if getattr(self, "feature_names_in_", None) is None else [
             str(name) for name in self.feature_names_in_]
-        # query weights travel as LightGBM's per-row Dataset weight (the objective and the
-        # metric read them back from the Dataset)
-        train = lgb.Dataset(X, y, group=np.diff(offsets), feature_name=feature_name,
-                            weight=_rows(weights, offsets))
-        valid = [lgb.Dataset(Xi, yi, group=np.diff(oi), weight=_rows(wi, oi), reference=train)
-                 for Xi, yi, oi, wi in evals]
+        train = lightgbm_dataset(X, train_data, feature_name=feature_name)
+        valid = [lightgbm_dataset(Xi, data, reference=train) for Xi, data in evals]
         names = [f"validation_{i}" for i in range(len(evals))]
         m = s.eval_metric
         metric = LGBMMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
