@@ -424,6 +424,51 @@ class StochasticRankerBase(BaseEstimator):
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
         save_booster(self.booster_, fname, self._booster_name)
 
+    def explainer(self, data: Any = None, **kwargs: Any):
+        """A ``shap.TreeExplainer`` of the fitted model: ``TreeExplainer(self.booster_, data,
+        **kwargs)``.
+
+        ``shap.TreeExplainer(ranker)`` fails with "Model type not yet supported": SHAP
+        recognises models by their class paths only (``LGBMRanker``, ``XGBRanker``,
+        ``CatBoostRanker``, the boosters' own model objects, ...), not through any protocol a
+        ranker could implement. Hand it ``ranker.booster_``, or call this.
+
+        Example::
+
+            explanation = ranker.explainer()(X_test)   # needs ``pip install shap``
+            explanation.base_values + explanation.values.sum(axis=1)   # == ranker.predict(X_test)
+
+        Semantics: SHAP explains the raw score that :meth:`predict` returns (``booster_`` holds
+        the whole model: under SGLB ``c^T`` is in its leaves, with early stopping it is cut to
+        the best round, with ``init_score`` it holds only the new trees), so each row's base
+        value plus its SHAP values equals ``predict`` (to float32 rounding for XGBoost). A
+        ranking uses only the score differences within a query: compare the SHAP values of
+        the documents of one query.
+
+        Args:
+          data: background data for ``feature_perturbation="interventional"``, or None (the
+            default, ``"tree_path_dependent"``: the trees' own cover). SHAP takes no
+            background data for CatBoost models (native ones neither).
+          **kwargs: passed to ``shap.TreeExplainer`` (``feature_perturbation``,
+            ``model_output``, ``feature_names``, ...). ``feature_names`` defaults to
+            ``feature_names_in_`` when the ranker was fitted on a DataFrame.
+
+        Returns:
+          The ``shap.TreeExplainer``. Raises ``AttributeError`` before ``fit``, ``ImportError``
+          when SHAP is not installed.
+        """
+        if not hasattr(self, "booster_"):
+            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
+        try:
+            import shap
+        except ImportError as exc:
+            raise ImportError(f"{type(self).__name__}.explainer needs SHAP: pip install shap "
+                              "(it is shap.TreeExplainer(ranker.booster_))") from exc
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None and "feature_names" not in kwargs:
+            kwargs["feature_names"] = [str(name) for name in names]
+        return shap.TreeExplainer(self.booster_, data, **kwargs)
+
     # -- pickling: the booster travels as its own pickle with a checksum --------------------
     def __getstate__(self) -> dict:
         return packed_state(super().__getstate__(), self._booster_name)

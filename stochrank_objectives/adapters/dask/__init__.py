@@ -61,12 +61,13 @@ _WHERE = {
     "DaskLGBMObjective": "lightgbm",
     "DaskXGBObjective": "xgboost",
     "train_xgboost": "xgboost",
+    "QueryWeights": "xgboost",
 }
 
 __all__ = ["SplitQueryError", "check_query_partitions", "repartition_by_query",
            "rechunk_by_query", "query_layout", "QueryLayout", "lightgbm_inputs",
            "ips_label_column", "estimate_propensities",
-           "xgboost_dmatrix", "DaskLGBMObjective", "DaskXGBObjective", "train_xgboost",
+           "xgboost_dmatrix", "DaskLGBMObjective", "DaskXGBObjective", "train_xgboost", "QueryWeights",
            "PartitionSGLB", "partition_digest"]
 
 

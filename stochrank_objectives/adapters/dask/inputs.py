@@ -22,7 +22,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ...groups import query_offsets_from_sizes, query_weights
 from .checks import check_training_inputs
+from .layout import QueryLayout, partition_digest
 from .partitions import frame_parts, query_runs
 
 __all__ = ["lightgbm_inputs", "xgboost_dmatrix", "ips_label_column"]
@@ -114,8 +116,20 @@ def _query_numbers(part, qid, first: int):
                      index=part.index, name=qid)
 
 
-def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None, **kwargs):
-    """An ``xgboost.dask.DaskDMatrix`` with ``qid`` = the global query number (0, 1, ...).
+def _partition_query_weights(part, qid, label, weight, with_digest):
+    """One partition, on a worker: its query weights (the rows were checked on the client) and,
+    for a frame without a layout, its query sizes and digest."""
+    _, sizes = query_runs(part[qid].to_numpy())
+    w = query_weights(part[weight].to_numpy(dtype=np.float64),
+                      query_offsets_from_sizes(sizes), f"weight column {weight!r}")
+    digest = partition_digest(part[label].to_numpy(), sizes) if with_digest else None
+    return w, sizes, digest
+
+
+def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None,
+                    weight: str | None = None, **kwargs):
+    """An ``xgboost.dask.DaskDMatrix`` with ``qid`` = the global query number (0, 1, ...);
+    with ``weight``, ``(dtrain, weights)`` for ``train_xgboost(..., weights=weights)``.
 
     The original query ids may be any values; XGBoost needs them non-decreasing on each worker,
     which the global numbering (in row order) gives as long as a worker concatenates its
@@ -124,36 +138,58 @@ def xgboost_dmatrix(client, df, qid: str, label: str, features=None, layout=None
     Example::
 
         dtrain = xgboost_dmatrix(client, df, "qid", "label", layout=layout)
+        dtrain, weights = xgboost_dmatrix(client, df, "qid", "label", layout=layout, weight="w")
+        out = train_xgboost(client, params, dtrain, 100, objective, layout=layout,
+                            weights=weights)
 
     Args:
       client: the ``distributed.Client``.
       df, qid, label, features, layout: as in :func:`lightgbm_inputs`.
-      kwargs: passed to ``DaskDMatrix``. Not ``weight``: XGBoost's ranking weights are one per
-        query, which ``xgboost.dask`` does not implement ("per-group weight is not
-        implemented", xgboost 3.2), so weighted training on Dask needs the LightGBM front end
-        (:func:`lightgbm_inputs` with ``weight=``).
+      weight: the column of query weights, as in :func:`lightgbm_inputs` (one per row, the
+        same for the rows of a query; not a feature), checked here before training, or None.
+        ``xgboost.dask`` refuses weights with ``qid`` ("per-group weight is not implemented",
+        xgboost 3.2), so they are not put in the ``DaskDMatrix``: they come back as a
+        :class:`~.xgboost.QueryWeights` (one weight per query of each partition) that
+        :func:`~.xgboost.train_xgboost` hands to the package's objective on every worker,
+        which weighs its queries as ``StochasticXGBRanker.fit(..., sample_weight=w)`` does.
+        Without ``layout`` the frame's layout is computed here (the workers find their
+        partitions' weights by it).
+      kwargs: passed to ``DaskDMatrix`` (not ``qid``: it is built from the column).
 
     Returns:
-      The ``DaskDMatrix``. Raises as :func:`lightgbm_inputs` does (split queries, a layout of
-      another frame, empty partitions, bad labels), before any training.
+      The ``DaskDMatrix``; with ``weight``, ``(dtrain, weights)``. Raises as
+      :func:`lightgbm_inputs` does (split queries, a layout of another frame, empty
+      partitions, bad labels or weights), before any training; ``ValueError`` also for two
+      partitions alike in labels and query sizes but weighted differently (a worker could not
+      tell them apart).
     """
     import dask
     import dask.dataframe as dd
     from xgboost import dask as dxgb
 
-    if kwargs.get("weight") is not None:
-        raise NotImplementedError(
-            "xgboost_dmatrix(weight=...): XGBoost's ranking weights are one per query, and "
-            "xgboost.dask does not implement per-group weights; train weighted queries on Dask "
-            "with the LightGBM front end (lightgbm_inputs(df, qid, label, weight=column) and "
-            "DaskLGBMRanker.fit(..., sample_weight=w)), or on one machine with "
-            "StochasticXGBRanker.fit(..., sample_weight=w)")
-    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout, "xgboost_dmatrix")
+    if weight is not None and not isinstance(weight, str):
+        raise TypeError(
+            f"xgboost_dmatrix(weight=...) takes the name of the frame's weight column (as "
+            f"lightgbm_inputs does), got a {type(weight).__name__}: add the weights to the "
+            "frame as a column (one per row, the same for the rows of a query) and pass its "
+            "name")
+    parts, sizes, X, y = _frame_inputs(df, qid, label, features, layout, "xgboost_dmatrix",
+                                       weight)
+    weights = None
+    if weight is not None:   # checked above; one weight per query of each partition
+        from .xgboost import QueryWeights
+
+        per_part = dask.compute(*[dask.delayed(_partition_query_weights)(
+            p, qid, label, weight, layout is None) for p in parts])
+        if layout is None:
+            layout = QueryLayout([s for _, s, _ in per_part], [d for _, _, d in per_part])
+        weights = QueryWeights(layout, [w for w, _, _ in per_part])
     firsts = np.concatenate([[0], np.cumsum([s.size for s in sizes])])
     numbers = dd.from_delayed(
         [dask.delayed(_query_numbers)(p, qid, int(f)) for p, f in zip(parts, firsts[:-1])],
         meta=pd.Series(dtype=np.int64, name=qid), verify_meta=False)
-    return dxgb.DaskDMatrix(client, X, y, qid=numbers, **kwargs)
+    dtrain = dxgb.DaskDMatrix(client, X, y, qid=numbers, **kwargs)
+    return dtrain if weights is None else (dtrain, weights)
 
 
 def _with_ips(part, click, position, theta, clip, name):
