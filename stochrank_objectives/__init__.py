@@ -19,6 +19,7 @@ from .metrics import (
     ndcg_at_k,
     pfound,
     precision_at_k,
+    recall_at_k,
 )
 from .objectives import (
     ApproxNDCG,

@@ -27,8 +27,8 @@ score 0 with gain 0 and continuation 0 (nothing below it counts); the objective 
 every query (``needs_virtual_document``), and it makes the loss depend on the scores themselves,
 not only on their differences (no translation invariance).
 
-Two counting metrics of binary relevance ``rel = 1{r > threshold}`` are not cascades but have
-O(1) adjacent-swap differences from the prefix count of relevant documents
+Three counting metrics of binary relevance ``rel = 1{r > threshold}`` are not cascades but
+have O(1) adjacent-swap differences from the prefix count of relevant documents
 (``kernels.ccs.ccs_counting_query``); they use ``gain = rel``, ``continuation = 1`` and:
 
 =============  ==========================================================  ===================
@@ -38,7 +38,13 @@ metric         value                                                       weigh
 ``MAP``        ``(1/R) sum_{p<T} rel_p H_p / (p + 1)``, ``H_p`` = relevant   1 / (p + 1)
                documents in positions ``0..p``, ``R`` = all relevant of the
                query (trec_eval ``map_cut``; ``scale_q = 1/R``, 0 if R = 0)
+``RECALL``     ``sum_{p<T} rel_p / R``, relevant documents in the top k over   1
+               all relevant of the query (``scale_q = 1/R``, 0 if R = 0)
 =============  ==========================================================  ===================
+
+Each metric's facts (these formulas' ingredients, its conventions, its CatBoost name) are one
+row of :data:`stochrank_objectives.metric_table.METRIC_TABLE`; :class:`MetricSpec` reads its
+row (:attr:`MetricSpec.row`) and compares no metric names.
 """
 
 from __future__ import annotations
@@ -51,26 +57,14 @@ import numpy as np
 from .groups import validate_grouped
 from .kernels._common import dcg_discounts, inverse_ideal_dcg
 from .kernels.metrics import ideal_values
+from .metric_table import (CASCADE_METRICS, COUNTING_METRICS, METRICS, MetricRow,
+                           canonical_metric, metric_row)
 from .validation import check_float, check_int
 
-__all__ = ["MetricSpec", "KernelArgs", "METRICS", "GAINS", "canonical_metric", "ndcg_gains",
-           "inverse_full_idcg", "ndcg_inputs"]
+__all__ = ["MetricSpec", "KernelArgs", "METRICS", "CASCADE_METRICS", "COUNTING_METRICS", "GAINS",
+           "canonical_metric", "ndcg_gains", "inverse_full_idcg", "ndcg_inputs"]
 
-CASCADE_METRICS = ("NDCG", "DCG", "ERR", "MRR", "PFOUND", "FILTEREDDCG")
-COUNTING_METRICS = ("PRECISION", "MAP")
-METRICS = CASCADE_METRICS + COUNTING_METRICS
 GAINS = ("exp2", "linear")
-_EXP2_MAX_LABEL = 31.0
-
-
-def canonical_metric(metric) -> str:
-    if not isinstance(metric, str):
-        raise TypeError(f"metric must be a string, one of {METRICS}; got {metric!r}")
-    name = metric.upper()
-    if name not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}: expected one of {METRICS} "
-                         f"(case-insensitive)")
-    return name
 
 
 def with_virtual_documents(query_offsets):
@@ -122,10 +116,10 @@ class MetricSpec:
 
     Args (of :meth:`make`, which validates; the constructor does not):
       metric: one of :data:`METRICS`, case-insensitive.
-      top: cutoff k (``None`` = whole list; required for Precision).
+      top: cutoff k (``None`` = whole list; required for Precision and Recall).
       gain: ``"exp2"`` (``2^r - 1``) or ``"linear"`` (``r``), for the DCG family.
       grade_max: ERR's grade mapping ``(2^r - 1) / 2^grade_max``; ``None``: probabilities.
-      threshold: relevance of MRR / Precision / MAP, ``label > threshold``.
+      threshold: relevance of MRR / Precision / MAP / Recall, ``label > threshold``.
       decay: PFound's continuation probability past a non-relevant document, in [0, 1].
 
     Returns:
@@ -143,9 +137,9 @@ class MetricSpec:
     def make(cls, metric, top=None, gain="exp2", grade_max=None, threshold=0.0, decay=0.85):
         metric = canonical_metric(metric)
         top = check_int(top, "top (k)", 1, allow_none=True)
-        if metric == "PRECISION" and top is None:
-            raise ValueError("metric 'Precision' needs top=k (precision of the whole list does "
-                             "not depend on the order)")
+        reason = metric_row(metric).needs_top
+        if reason is not None and top is None:
+            raise ValueError(f"metric '{metric.capitalize()}' needs top=k ({reason})")
         if gain not in GAINS:
             raise ValueError(f"gain must be one of {GAINS}, got {gain!r}")
         if grade_max is not None:
@@ -157,59 +151,29 @@ class MetricSpec:
         return cls(metric, top, gain, grade_max, threshold, decay)
 
     @property
+    def row(self) -> MetricRow:
+        """The metric's facts: its row of :data:`~.metric_table.METRIC_TABLE`."""
+        return metric_row(self.metric)
+
+    @property
     def is_counting(self) -> bool:
-        """Precision / MAP: served by the counting kernel, not the cascade kernel."""
-        return self.metric in COUNTING_METRICS
+        """Precision / MAP / Recall: served by the counting kernel, not the cascade kernel."""
+        return self.row.counting
 
     @property
     def needs_virtual_document(self) -> bool:
         """FilteredDCG: a fixed document at score 0 closes the list (see the module docstring)."""
-        return self.metric == "FILTEREDDCG"
+        return self.row.virtual_document
 
     @property
     def translation_invariant(self) -> bool:
         """Whether the loss depends on the scores only through their differences."""
-        return self.metric != "FILTEREDDCG"
+        return not self.row.virtual_document
 
     # -- per-document arrays ------------------------------------------------------------
     def gain_and_continuation(self, labels: np.ndarray):
         """``(gain, continuation)`` per document, after checking the labels' domain."""
-        if self.metric in ("NDCG", "DCG", "FILTEREDDCG"):
-            if self.gain == "exp2":
-                if labels.size and labels.max() > _EXP2_MAX_LABEL:
-                    raise ValueError(
-                        f"labels up to {labels.max():g} overflow the exp2 gain 2^r - 1 "
-                        f"(labels must be <= {_EXP2_MAX_LABEL:g}); use gain='linear'"
-                    )
-                gain = np.exp2(labels) - 1.0
-            else:
-                gain = labels.copy()
-            return gain, np.ones_like(labels)
-        if self.metric == "ERR":
-            if self.grade_max is None:
-                if labels.size and labels.max() > 1.0:
-                    raise ValueError(
-                        f"ERR uses labels as probabilities, which must lie in [0, 1] (got up to "
-                        f"{labels.max():g}); pass grade_max=G to map grades r to (2^r - 1) / 2^G"
-                    )
-                prob = labels.copy()
-            else:
-                if labels.size and labels.max() > self.grade_max:
-                    raise ValueError(
-                        f"labels up to {labels.max():g} exceed grade_max={self.grade_max:g} for ERR"
-                    )
-                prob = (np.exp2(labels) - 1.0) / np.exp2(self.grade_max)
-            return prob, 1.0 - prob
-        if self.metric == "PFOUND":
-            if labels.size and (labels.min() < 0.0 or labels.max() > 1.0):
-                raise ValueError(
-                    f"PFound uses labels as probabilities, which must lie in [0, 1] (got "
-                    f"{labels.min():g} .. {labels.max():g})")
-            return labels.copy(), 1.0 - labels
-        relevant = (labels > self.threshold).astype(np.float64)
-        if self.is_counting:
-            return relevant, np.ones_like(relevant)
-        return relevant, 1.0 - relevant
+        return self.row.gain_and_continuation(self, labels)
 
     def relevant(self, labels: np.ndarray) -> np.ndarray:
         """Boolean mask: documents that count as relevant (gain > 0)."""
@@ -224,15 +188,7 @@ class MetricSpec:
         """Weights ``w_p`` for ``p = 0 .. max_query_size + 1``, zero from ``T`` on."""
         t = self.cutoff(max_query_size)
         w = np.zeros(max_query_size + 2)
-        p = np.arange(t, dtype=np.float64)
-        if self.metric in ("NDCG", "DCG"):
-            w[:t] = 1.0 / np.log2(p + 2.0)
-        elif self.metric == "PFOUND":
-            w[:t] = self.decay ** p
-        elif self.metric == "PRECISION":
-            w[:t] = 1.0 / self.top  # type: ignore[operator]  # Precision requires top
-        else:  # ERR, MRR, FilteredDCG (Position denominator), MAP
-            w[:t] = 1.0 / (p + 1.0)
+        w[:t] = self.row.weights(self, np.arange(t, dtype=np.float64))
         return w
 
     def kernel_args(self, labels: np.ndarray, query_offsets: np.ndarray,
@@ -240,8 +196,8 @@ class MetricSpec:
         """Everything the kernels need, as a :class:`KernelArgs`.
 
         ``ideal`` is each query's best achievable raw value (0 means no relevant document; for
-        Precision and MAP the number of relevant documents); ``scale`` is 1 / IDCG for NDCG
-        (0 where IDCG = 0), 1 / R for MAP (0 where R = 0), else 1. For FilteredDCG the arrays
+        Precision, MAP and Recall the number of relevant documents); ``scale`` is 1 / IDCG for
+        NDCG (0 where IDCG = 0), 1 / R for MAP and Recall (0 where R = 0), else 1. For FilteredDCG the arrays
         describe the real documents only (the objective appends the virtual ones).
         ``query_cutoff`` (optional, int64 per query, each at most ``top``): every query's own
         cutoff, for its ideal value and in the kernels.
@@ -255,16 +211,12 @@ class MetricSpec:
         max_n += int(self.needs_virtual_document)
         pos_weight = self.position_weights(max_n)
         t = self.cutoff(max_n)
-        if self.is_counting:
+        if self.is_counting:  # the ideal is the number of relevant documents R
             csum = np.concatenate(([0.0], np.cumsum(gain)))
             ideal = csum[query_offsets[1:]] - csum[query_offsets[:-1]]
-            if self.metric == "MAP":
-                scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)
-            else:
-                scale = np.ones_like(ideal)
-            return KernelArgs(gain, cont, pos_weight, t, ideal, scale, query_cutoff)
-        ideal = ideal_values(gain, cont, query_offsets, pos_weight, t, query_cutoff)
-        if self.metric == "NDCG":
+        else:
+            ideal = ideal_values(gain, cont, query_offsets, pos_weight, t, query_cutoff)
+        if self.row.scale_by_ideal:
             scale = np.divide(1.0, ideal, out=np.zeros_like(ideal), where=ideal > 0.0)
         else:
             scale = np.ones_like(ideal)

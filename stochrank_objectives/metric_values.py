@@ -11,8 +11,12 @@ Which kernel serves which metric:
   continuation 0) closing each query (``order="score"``), or the documents scored >= 0 in their
   input order (``order="input"``, CatBoost's eval metric);
 * Precision: the cascade kernel with weights ``1/k`` and continuation 1 (the whole list's
-  fraction of relevant documents when ``top`` is None); MAP: the counting kernel
-  ``kernels.metrics.average_precision_per_query``.
+  fraction of relevant documents when ``top`` is None); Recall: the same kernel with weights 1
+  (the count of relevant documents in the top k), divided by the query's number of relevant
+  documents; MAP: the counting kernel ``kernels.metrics.average_precision_per_query``.
+
+Which route a metric takes, and its conventions, are fields of its row of
+:data:`stochrank_objectives.metric_table.METRIC_TABLE` (``spec.row``).
 
 A query without a relevant document takes the ``no_relevant`` policy's value, by default each
 metric's convention (:data:`NO_RELEVANT_DEFAULTS`); an empty query is NaN, never in a mean.
@@ -32,6 +36,7 @@ from .kernels.metrics import (
     cascade_metric_per_query,
 )
 from .metric_spec import MetricSpec, with_virtual_documents
+from .metric_table import METRIC_TABLE, MetricRow
 
 __all__ = ["TIE_POLICIES", "NO_RELEVANT_POLICIES", "NO_RELEVANT_DEFAULTS", "FILTERED_ORDERS",
            "evaluate_spec"]
@@ -41,11 +46,11 @@ TIE_POLICIES = {"worst": TIE_WORST, "best": TIE_BEST, "input_order": TIE_INPUT,
 NO_RELEVANT_POLICIES = ("one", "zero", "skip")
 # 0/0 is undefined for the normalised metrics, where CatBoost >= 1.2, LightGBM and XGBoost
 # report 1; every other formula gives 0.
-NO_RELEVANT_DEFAULTS = {"NDCG": "one", "MAP": "one"}
+NO_RELEVANT_DEFAULTS = {name: row.no_relevant for name, row in METRIC_TABLE.items()
+                        if row.no_relevant != "zero"}
 FILTERED_ORDERS = ("score", "input")
 # ties="expected" averages over the orderings of a tied block, exact only for additive metrics
-_ADDITIVE = ("NDCG", "DCG", "PRECISION")
-_DISPLAY_NAMES = {"FILTEREDDCG": "FilteredDCG", "PRECISION": "precision"}
+_ADDITIVE = ", ".join(row.display for row in METRIC_TABLE.values() if row.additive)
 
 
 def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="worst",
@@ -65,7 +70,7 @@ def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="wors
 
     Args:
       spec: the metric (a :class:`MetricSpec`; a Precision spec may have ``top=None``: the
-        fraction of relevant documents of the whole list).
+        fraction of relevant documents of the whole list; a Recall spec too: 1).
       scores, labels, query_offsets: grouped arrays (validated here).
       ties: ``"worst"``, ``"best"``, ``"input_order"`` or ``"expected"`` (additive metrics).
       no_relevant: ``"one"``, ``"zero"``, ``"skip"`` or None (the metric's convention).
@@ -84,38 +89,42 @@ def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="wors
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     if weights is not None:
         weights = query_weights(weights, offs)
-    tie = _tie_code(ties, spec.metric)
-    if spec.metric == "MAP":
+    row = spec.row
+    tie = _tie_code(ties, row)
+    if row.average:  # MAP
         args = spec.kernel_args(labels, offs)
         raw = average_precision_per_query(scores, labels, args.gain, offs, args.cutoff, tie)
         has_relevant = args.ideal > 0.0
-    elif spec.metric == "PRECISION" and spec.top is None:
+    elif row.whole_list_fraction and spec.top is None:  # Precision of the whole list
         relevant = spec.gain_and_continuation(labels)[0]
         n_relevant = _per_query_sum(relevant, offs)
         raw = n_relevant / np.maximum(np.diff(offs), 1)  # empty queries become NaN below
         has_relevant = n_relevant > 0.0
-    elif spec.metric == "FILTEREDDCG":
+    elif row.virtual_document:  # FilteredDCG
         args = spec.kernel_args(labels, offs)
         raw = _filtered_dcg(scores, labels, offs, args, tie, order)
         has_relevant = args.ideal > 0.0
-    else:  # the cascades, and Precision at k (weights 1/k, continuation 1)
+    else:  # the cascades, and Precision / Recall at k (continuation 1)
         args = spec.kernel_args(labels, offs)
         raw = cascade_metric_per_query(scores, labels, args.gain, args.continuation, offs,
                                        args.position_weights, args.cutoff, tie)
-        raw = raw if spec.metric == "PRECISION" else raw * args.scale
+        if row.exact_ratio:  # a count over a count, divided exactly
+            raw = np.divide(raw, args.ideal, out=np.zeros_like(raw), where=args.ideal > 0.0)
+        else:
+            raw = raw * args.scale
         has_relevant = args.ideal > 0.0
-    default = NO_RELEVANT_DEFAULTS.get(spec.metric, "zero")
+    default = row.no_relevant
     return _summarise(raw, has_relevant, default if no_relevant is None else no_relevant,
                       per_query, offs, weights)
 
 
-def _tie_code(ties, metric: str) -> int:
+def _tie_code(ties, row: MetricRow) -> int:
     if ties not in TIE_POLICIES:
         raise ValueError(f"ties must be one of {tuple(TIE_POLICIES)}, got {ties!r}")
-    if ties == "expected" and metric not in _ADDITIVE:
+    if ties == "expected" and not row.additive:
         raise ValueError(
-            f"ties='expected' is only defined here for additive metrics (DCG, NDCG, precision), "
-            f"not {_DISPLAY_NAMES.get(metric, metric)}; use 'worst', 'best' or 'input_order'"
+            f"ties='expected' is only defined here for additive metrics ({_ADDITIVE}), "
+            f"not {row.display}; use 'worst', 'best' or 'input_order'"
         )
     return TIE_POLICIES[ties]
 

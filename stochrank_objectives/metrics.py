@@ -10,13 +10,13 @@ Protocol shared by every metric here::
 * ``k``: cutoff (``None`` = whole list).
 * ``ties``: how documents with equal scores are ordered -- ``"worst"`` (less relevant first:
   the paper's R1 and CatBoost's rule; the default), ``"best"``, ``"expected"`` (exact mean over
-  all orderings of each tied block; additive metrics only: DCG, NDCG, precision) or
+  all orderings of each tied block; additive metrics only: DCG, NDCG, precision, recall) or
   ``"input_order"`` (a stable sort, as LightGBM and XGBoost do).
 * ``no_relevant``: value of a query without any relevant document (its ideal value is 0):
   ``"one"``, ``"zero"`` or ``"skip"`` (left out of the mean, NaN in per-query output).
-  ``None`` picks the metric's convention: ``"one"`` for the normalised metrics NDCG and MAP,
-  where 0/0 is undefined and CatBoost >= 1.2, LightGBM and XGBoost all report 1 (so our logs
-  agree with theirs); ``"zero"`` for DCG, ERR, MRR, PFound, FilteredDCG and precision, whose
+  ``None`` picks the metric's convention: ``"one"`` for the normalised metrics NDCG, MAP and
+  Recall, where 0/0 is undefined and CatBoost >= 1.2, LightGBM and XGBoost all report 1 (so our
+  logs agree with theirs); ``"zero"`` for DCG, ERR, MRR, PFound, FilteredDCG and precision, whose
   formula gives 0.
 * ``per_query``: return one value per query instead of the mean over queries. Empty queries
   (no documents) are NaN and never part of a mean.
@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .metric_spec import MetricSpec
+from .metric_table import METRIC_TABLE, canonical_metric
 # The policies' tables are exported from here; FILTERED_ORDERS stays importable from here too.
 from .metric_values import FILTERED_ORDERS, NO_RELEVANT_POLICIES, TIE_POLICIES, evaluate_spec
 from .validation import check_int
@@ -63,6 +64,7 @@ __all__ = [
     "filtered_dcg",
     "precision_at_k",
     "average_precision",
+    "recall_at_k",
     "evaluate",
 ]
 
@@ -255,27 +257,51 @@ def average_precision(scores: ArrayLike, labels: ArrayLike, query_offsets: Array
                          weights, threshold=threshold)
 
 
+def recall_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
+                k: int | None = None, *, threshold: float = 0.0, ties: str = "worst",
+                no_relevant: str | None = None, per_query: bool = False,
+                weights: ArrayLike | None = None) -> float | np.ndarray:
+    """Recall at ``k``: the share of a query's relevant documents (``label > threshold``) that
+    are ranked in its top ``k``.
+
+    >>> import numpy as np
+    >>> recall_at_k(np.array([3.0, 2.0, 1.0, 0.0]), np.array([1.0, 0.0, 1.0, 1.0]), [0, 4], 2)
+    0.3333333333333333
+
+    Formula: ``Recall@k = |{relevant documents at positions p < k}| / R`` with ``R`` the
+    number of relevant documents of the query (all of them, ranked or not; a query of fewer
+    than ``k`` documents counts its whole list). ``k=None``: the whole list, 1 for every query
+    with a relevant document. A query without relevant documents (0/0) is 1 by default
+    (``no_relevant="one"``: as NDCG and MAP here, and CatBoost's ``RecallAt``).
+
+    Source: Manning, Raghavan, Schütze, *Introduction to Information Retrieval* (Cambridge
+    University Press 2008), ch. 8.1 (recall = relevant items retrieved / relevant items) and
+    8.4 (evaluated over the top k retrieved results); the same as CatBoost's
+    ``RecallAt:top=k;border=threshold`` eval metric (whose ties are pessimistic too).
+
+    Args:
+      scores, labels, query_offsets, k, ties, no_relevant, per_query, weights: see the module
+        protocol (``ties="expected"`` is exact: the metric is additive).
+      threshold: a document is relevant iff its label is above it (default 0).
+
+    Returns:
+      Mean recall@k over queries, or per-query values.
+    """
+    k = check_int(k, "k", 1, allow_none=True)
+    # The objective refuses Recall of the whole list (it is 1 whatever the order); as a metric
+    # it is 1 for every query with a relevant document, hence the spec's top set after.
+    spec = replace(MetricSpec.make("RECALL", top=k or 1, threshold=threshold), top=k)
+    return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
+                         no_relevant=no_relevant, per_query=per_query, weights=weights)
+
+
 def metric_options(spec) -> dict:
     """The options of the eval metric matching a StochasticRank metric definition (worst ties)."""
-    if spec.metric in ("NDCG", "DCG", "FILTEREDDCG"):
-        return {"gain": spec.gain}
-    if spec.metric == "ERR":
-        return {"grade_max": spec.grade_max}
-    if spec.metric == "PFOUND":
-        return {"decay": spec.decay}
-    return {"threshold": spec.threshold}
+    return {name: getattr(spec, name) for name in spec.row.options}
 
 
-_BY_NAME: dict = {
-    "NDCG": ndcg_at_k,
-    "DCG": dcg_at_k,
-    "ERR": err_at_k,
-    "MRR": mrr,
-    "PFOUND": pfound,
-    "FILTEREDDCG": filtered_dcg,
-    "PRECISION": precision_at_k,
-    "MAP": average_precision,
-}
+# the metric functions by canonical name, as the table names them
+_BY_NAME: dict = {name: globals()[row.function] for name, row in METRIC_TABLE.items()}
 
 
 def evaluate(metric: str, scores, labels, query_offsets, k=None, **options):
@@ -287,7 +313,7 @@ def evaluate(metric: str, scores, labels, query_offsets, k=None, **options):
 
     Args:
       metric: ``"NDCG"``, ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"PFound"``, ``"FilteredDCG"``,
-        ``"precision"`` or ``"MAP"`` (case-insensitive).
+        ``"precision"``, ``"MAP"`` or ``"Recall"`` (case-insensitive).
       scores, labels, query_offsets: grouped arrays.
       k: cutoff (``None`` = whole list).
       **options: the named metric's options (``ties=``, ``gain=``, ...).
@@ -295,7 +321,8 @@ def evaluate(metric: str, scores, labels, query_offsets, k=None, **options):
     Returns:
       float64 array, one value per query (as the named function returns).
     """
-    key = str(metric).upper()
-    if key not in _BY_NAME:
-        raise ValueError(f"unknown metric {metric!r}: expected one of {tuple(_BY_NAME)}")
+    try:
+        key = canonical_metric(str(metric))
+    except ValueError:
+        raise ValueError(f"unknown metric {metric!r}: expected one of {tuple(_BY_NAME)}") from None
     return _BY_NAME[key](scores, labels, query_offsets, k, **options)

@@ -38,7 +38,8 @@ def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "wors
                        scoring=ranking_scorer("NDCG", 5))
 
     Args:
-      metric: ``"NDCG"``, ``"ERR"``, ``"MRR"``, ``"DCG"``, ``"precision"``, ``"MAP"``, ...
+      metric: ``"NDCG"``, ``"ERR"``, ``"MRR"``, ``"DCG"``, ``"precision"``, ``"MAP"``,
+        ``"Recall"``, ...
         (:func:`stochrank_objectives.metrics.evaluate`).
       k: cutoff (``None`` = whole list).
       ties: tie policy, ``"worst"`` (default: a constant model does not score well).

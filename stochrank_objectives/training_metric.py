@@ -16,20 +16,14 @@ import numpy as np
 
 from .kernels.metrics import ideal_values
 from .metric_spec import KernelArgs, MetricSpec
+from .metric_table import GROWING_CUTOFF_METRICS, MRR_REACH, NDCG_MIN_TOP_SHARE
 from .validation import real
 
 __all__ = ["with_reach", "training_args", "training_cutoffs", "check_reach",
            "check_min_top_share", "GROWING_CUTOFF_METRICS", "MRR_REACH", "NDCG_MIN_TOP_SHARE"]
 
-# The metrics whose value at a larger cutoff is still a ranking metric (not Precision: its
-# weight 1 / k is tied to k; not FilteredDCG: its virtual document is added later).
-GROWING_CUTOFF_METRICS = ("NDCG", "DCG", "ERR", "MRR", "PFOUND", "MAP")
-#: MRR's default reach (``StochasticRank(reach=None)``), chosen by measurement:
-#: docs/guide/stochasticrank.md
-MRR_REACH = 0.3
-#: NDCG@k's default min_top_share (``StochasticRank(min_top_share=None)``): a query's training
-#: cutoff covers at least a tenth of it; chosen by measurement: docs/guide/stochasticrank.md
-NDCG_MIN_TOP_SHARE = 0.1
+# GROWING_CUTOFF_METRICS, MRR_REACH and NDCG_MIN_TOP_SHARE are facts of the metric table
+# (stochrank_objectives.metric_table), re-exported here.
 _UNIT_INTERVAL = real(ge=0.0, le=1.0)  # reach and min_top_share
 
 
@@ -130,10 +124,11 @@ def training_args(spec: MetricSpec, labels, query_offsets, *, reach: float = 0.0
 def check_reach(reach, spec):
     """The reach in use: ``None`` -> ``MRR_REACH`` for MRR, else 0; a positive one for MRR
     only; in [0, 1]."""
+    default = spec.row.default_reach
     if reach is None:
-        return MRR_REACH if spec.metric == "MRR" else 0.0
+        return 0.0 if default is None else default
     reach = _UNIT_INTERVAL(reach, "reach")
-    if reach > 0.0 and spec.metric != "MRR":
+    if reach > 0.0 and default is None:
         raise ValueError(f"reach={reach:g} applies to metric='MRR' only (got metric="
                          f"{spec.metric!r}); leave reach=None or set it to 0")
     return reach
@@ -143,9 +138,9 @@ def check_min_top_share(share, spec):
     """The share in use: ``None`` -> ``NDCG_MIN_TOP_SHARE`` for NDCG with a cutoff, else 0; a
     positive one needs a cutoff and one of ``GROWING_CUTOFF_METRICS``; in [0, 1]."""
     if share is None:
-        return NDCG_MIN_TOP_SHARE if spec.metric == "NDCG" and spec.top is not None else 0.0
+        return spec.row.default_min_top_share if spec.top is not None else 0.0
     share = _UNIT_INTERVAL(share, "min_top_share")
-    if share > 0.0 and spec.metric not in GROWING_CUTOFF_METRICS:
+    if share > 0.0 and not spec.row.may_grow_cutoff:
         raise ValueError(f"min_top_share={share:g} grows the training cutoff of the metrics "
                          f"{GROWING_CUTOFF_METRICS} only (got metric={spec.metric!r}); leave "
                          "min_top_share=None or set it to 0")

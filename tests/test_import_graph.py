@@ -19,7 +19,7 @@ NAME = PACKAGE.name
 
 # Lowest first: a module may import from its own layer or a lower one only.
 LAYERS = [
-    ("kernels and groups", ["kernels", "groups", "validation", "parameters"]),
+    ("kernels and groups", ["kernels", "groups", "validation", "parameters", "metric_table"]),
     ("objectives, sglb and the metric specification",
      ["objectives", "sglb", "metric_spec", "metric_values", "training_metric"]),
     ("metrics and data", ["metrics", "data", "letor", "longlists", "clicks", "click_em"]),

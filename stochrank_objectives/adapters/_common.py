@@ -33,7 +33,8 @@ class EvalMetric:
     """A ranking metric of :mod:`stochrank_objectives.metrics`, checked at construction.
 
     Args:
-      metric: ``"NDCG"``, ``"ERR"``, ``"MRR"`` (or ``"DCG"``, ``"precision"``, ``"MAP"``).
+      metric: ``"NDCG"``, ``"ERR"``, ``"MRR"`` (or ``"DCG"``, ``"precision"``, ``"MAP"``,
+        ``"Recall"``, ...: :func:`stochrank_objectives.metrics.evaluate`).
       k: cutoff (``None`` = whole list).
       ties: tie policy, ``"worst"`` (pessimistic, default), ``"best"``, ``"input_order"``...
       name: the name in the booster's logs (default ``"NDCG@5"`` style, plus ``[ties]`` when

@@ -4,7 +4,7 @@ StochasticRank (Ustimenko & Prokhorenkova, ICML 2020)
 -----------------------------------------------------
 For one query with scores ``z`` and labels ``r`` the loss is ``L(z) = -M(z)`` for a ranking
 metric ``M`` (the cascades NDCG@k, DCG@k, ERR@k, MRR, PFound, FilteredDCG, and Precision@k,
-MAP@k; see :mod:`stochrank_objectives.metric_spec`), smoothed as
+MAP@k, Recall@k; see :mod:`stochrank_objectives.metric_spec`), smoothed as
 
     L_s(z) = E L(z + s * eps),   eps ~ N(-mu * r, I),
 
@@ -225,7 +225,7 @@ def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sf
                              iteration=iteration, window=window, path=path)
     elif estimator == "ccs":
         options = CCSOptions(translation=translation, window=window, path=path,
-                             counting=spec.is_counting, average=spec.metric == "MAP")
+                             counting=spec.is_counting, average=spec.row.average)
         grad = ccs_gradient(shifted, prepared, rows, offs, sigma, options, n_samples=n_samples,
                             seed=seed, iteration=iteration)
     else:

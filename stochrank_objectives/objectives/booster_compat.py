@@ -20,6 +20,7 @@ import functools
 import numpy as np
 
 from ..kernels.pairwise import LGB_SCORE_NORM_EPS, lightgbm_sigmoid_table
+from ..metric_table import metric_row
 from ..validation import check_bool
 
 __all__ = ["COMPAT", "LIGHTGBM_DEFAULT_LABEL_GAIN", "lightgbm_lambdarank_params",
@@ -84,10 +85,11 @@ def check_compat(compat, metric, label_gain) -> None:
     Returns:
       None; raises ValueError.
     """
-    if compat == "lightgbm" and metric != "NDCG":
+    native = metric_row(metric).native_lambdarank  # the boosters' lambdarank: NDCG
+    if compat == "lightgbm" and not native:
         raise ValueError("compat='lightgbm' reproduces LightGBM's lambdarank, metric='NDCG' only")
     if compat == "xgboost":
-        if metric != "NDCG":
+        if not native:
             raise ValueError(
                 "compat='xgboost' reproduces XGBoost's rank:ndcg, metric='NDCG' only")
         if label_gain is not None:

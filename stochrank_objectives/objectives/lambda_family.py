@@ -27,13 +27,13 @@ from ..kernels import pairwise as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..kernels.rng import draw_grouped_gumbel
 from ..metric_spec import ndcg_gains, ndcg_inputs
+from ..metric_table import DCG_GAIN, LAMBDAMART_METRICS, metric_row
 from ..validation import boolean, choice, integer, real, seed
 from . import booster_compat
 from ._protocol import GAIN, Objective, ObjectiveParams, check_iteration
 
 __all__ = ["LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart"]
 
-LAMBDAMART_METRICS = ("NDCG", "MRR")
 
 
 def _lambdamart_metric(value, name):
@@ -150,7 +150,8 @@ class LambdaMART(ObjectiveParams):
             sigmoid, lambdarank_truncation_level, lambdarank_norm, label_gain))
 
     def _check_together(self, values: dict) -> dict:
-        if values["label_gain"] is not None and values["metric"] != "NDCG":
+        graded = metric_row(values["metric"]).gain_kind == DCG_GAIN  # NDCG, not MRR
+        if values["label_gain"] is not None and not graded:
             raise ValueError("label_gain applies to metric='NDCG' only")
         booster_compat.check_compat(values["compat"], values["metric"], values["label_gain"])
         return values
@@ -163,7 +164,7 @@ class LambdaMART(ObjectiveParams):
         lgb = p["compat"] == "lightgbm"
         untruncated = p["compat"] is not None  # both libraries discount every position
         top = max_n if p["top"] is None else p["top"]
-        if p["metric"] == "NDCG":
+        if metric_row(p["metric"]).gain_kind == DCG_GAIN:  # NDCG (else MRR)
             if p["label_gain"] is not None or lgb:
                 gains = booster_compat.label_table_gains(labels, p["label_gain"])
             else:

@@ -75,13 +75,15 @@ class StochasticRank(ObjectiveParams):
 
     Args:
       metric: ``"NDCG"`` (default), ``"DCG"``, ``"ERR"``, ``"MRR"``, ``"PFound"``,
-        ``"FilteredDCG"``, ``"Precision"`` or ``"MAP"`` (case-insensitive; see :mod:`.metric_spec`).
+        ``"FilteredDCG"``, ``"Precision"``, ``"MAP"`` or ``"Recall"`` (case-insensitive; see
+        :mod:`.metric_spec`).
         PFound and FilteredDCG follow CatBoost's definitions: PFound's labels are probabilities
         in [0, 1]; FilteredDCG drops the documents scored below 0 (a virtual document at 0),
         uses the Position denominator ``1/(p+1)``, is not centred, and its radial correction
-        uses the scores themselves (``kernels.noise_scale.center_and_accelerate``). Precision and
-        MAP count ``label > threshold`` as relevant; MAP@k divides by all relevant documents.
-      top: cutoff k (``None`` = whole list; required for Precision).
+        uses the scores themselves (``kernels.noise_scale.center_and_accelerate``). Precision,
+        MAP and Recall count ``label > threshold`` as relevant; MAP@k and Recall@k divide by
+        all relevant documents.
+      top: cutoff k (``None`` = whole list; required for Precision and Recall).
       sigma: smoothing noise scale, > 0 -- relative to each query's score spread with
         ``smoothing="relative"`` (default 0.1; useful range 0.05-1), in score units with
         ``"absolute"``. The initial value when annealed (a ``sigma`` above ``sigma_min``).

@@ -19,23 +19,28 @@ from ..kernels import threads_for
 from ..kernels import yetirank as _k
 from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..metric_spec import ndcg_gains
+from ..metric_table import DCG_GAIN, ERR_GAIN, METRIC_TABLE, YETILOSS_CODES, YETILOSS_MODES
 from ..validation import choice, integer, real, seed
 from ._estimator import unit_mean_hessian
 from ._protocol import ObjectiveParams, check_iteration
 
 __all__ = ["YetiRank", "YETI_MODES", "YETI_NOISES", "YETI_HESSIAN_SCALES"]
 
-YETI_MODES = ("Classic", "DCG", "NDCG", "MRR", "ERR", "MAP")
+# YetiLoss's metric modes are the metric table's (CatBoost spells them as our canonical names)
+YETI_MODES = ("Classic",) + YETILOSS_MODES
 YETI_NOISES = ("Gumbel", "Gauss", "No")
 YETI_HESSIAN_SCALES = ("unit_mean", "raw")
-_MODE_CODES = dict(zip(YETI_MODES, (_k.MODE_CLASSIC, _k.MODE_DCG, _k.MODE_NDCG, _k.MODE_MRR,
-                                    _k.MODE_ERR, _k.MODE_MAP)))
+# mode -> its metric's row (None: Classic YetiRank, no metric)
+_MODE_ROWS = {"Classic": None, **{mode: METRIC_TABLE[mode] for mode in YETILOSS_MODES}}
+_MODE_CODES = {"Classic": _k.MODE_CLASSIC, **YETILOSS_CODES}
+_DCG_MODES = tuple(mode for mode, row in _MODE_ROWS.items()
+                   if row is not None and row.gain_kind == DCG_GAIN)
 _NOISE_CODES = {"Gumbel": _k.NOISE_LOGISTIC, "Gauss": _k.NOISE_GAUSS, "No": _k.NOISE_NONE}
 _UNLIMITED = 2 ** 62
 # parameter -> (its default, the modes or noises it applies to)
 _APPLIES = {"top": (None, YETI_MODES[1:]), "num_neighbors": (1, YETI_MODES[1:]),
-            "decay": (0.85, ("Classic",)), "dcg_type": ("Base", ("DCG", "NDCG")),
-            "dcg_denominator": ("LogPosition", ("DCG", "NDCG"))}
+            "decay": (0.85, YETI_MODES[:1]), "dcg_type": ("Base", _DCG_MODES),
+            "dcg_denominator": ("LogPosition", _DCG_MODES)}
 
 
 def _num_neighbors(value, name):
@@ -210,7 +215,8 @@ class YetiRank(ObjectiveParams):
         """``(gains, keep, discounts)``: the per-document gains, the per-query keep flags (the
         inverse IDCG for NDCG) and the per-position discounts of the DCG/NDCG modes."""
         n_max = int(np.diff(offs).max()) if offs.size > 1 else 0
-        if p["mode"] not in ("DCG", "NDCG"):
+        row = _MODE_ROWS[p["mode"]]
+        if p["mode"] not in _DCG_MODES:
             return labels, np.ones(offs.size - 1), np.zeros(n_max + 1)
         # They depend only on (labels, offsets), which a booster passes unchanged every
         # iteration: cached (for NDCG the IDCG sort costs as much as the pairs of one or two
@@ -225,8 +231,8 @@ class YetiRank(ObjectiveParams):
             discount = dcg_discounts if p["dcg_denominator"] == "LogPosition" else \
                 reciprocal_weights
             discounts = discount(n_max, top)
-            keep = (inverse_ideal_dcg(gains, gains, offs, discounts, top) if p["mode"] == "NDCG"
-                    else np.ones(offs.size - 1))
+            keep = (inverse_ideal_dcg(gains, gains, offs, discounts, top) if row.scale_by_ideal
+                    else np.ones(offs.size - 1))  # NDCG: 1 / IDCG@top
             entry = (key, labels.copy(), offs.copy(), (gains, keep, discounts))
             self._prepared_entry = entry
         return entry[3]
@@ -245,7 +251,8 @@ class YetiRank(ObjectiveParams):
         iteration = check_iteration(iteration)
         p = self._checked()
         scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        if p["mode"] == "ERR" and labels.size and labels.max() > 1.0:
+        row = _MODE_ROWS[p["mode"]]
+        if row is not None and row.gain_kind == ERR_GAIN and labels.size and labels.max() > 1.0:
             raise ValueError(f"labels must lie in [0, 1] for mode='ERR' (they are the "
                              f"probabilities of relevance), got a maximum of {labels.max()}: "
                              f"rescale them, e.g. (2**labels - 1) / 2**max_grade")

@@ -23,10 +23,6 @@ QUANTIZATION_PARAMS = ("ignored_features", "per_float_feature_quantization", "bo
                        "dev_max_subset_size_for_build_borders")
 
 
-def _format_number(value) -> str:
-    return repr(float(value)).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
-
-
 def default_eval_metric(objective: Objective) -> str:
     """CatBoost's own metric string matching ``objective.metric_spec`` (same ties and definition).
 
@@ -35,10 +31,12 @@ def default_eval_metric(objective: Objective) -> str:
         default_eval_metric(StochasticRank(metric="NDCG", top=10))  # "NDCG:top=10;..."
 
     ``top`` becomes ``top=k``; NDCG and DCG get ``type=Exp`` (exp2 gain) or ``type=Base``
-    (linear), MRR its ``border``, PFound its ``decay``; ERR needs nothing more. CatBoost's
-    ranking metrics order tied scores pessimistically, as ``ties="worst"`` in
-    :mod:`stochrank_objectives.metrics`. FilteredDCG and the counting metrics have no CatBoost
-    metric with the same definition.
+    (linear), MRR and Recall (``RecallAt``) their ``border``, PFound its ``decay``; ERR needs
+    nothing more (the rows of :mod:`stochrank_objectives.metric_table`). CatBoost's ranking
+    metrics order tied scores pessimistically, as ``ties="worst"`` in
+    :mod:`stochrank_objectives.metrics`. FilteredDCG, Precision and MAP have no CatBoost metric
+    with the same definition (CatBoost's ``PrecisionAt`` divides by ``min(k, n)``, its ``MAP``
+    by ``min(R, k)``).
 
     Args:
       objective: an objective with a ``metric_spec``.
@@ -52,27 +50,13 @@ def default_eval_metric(objective: Objective) -> str:
         raise ValueError(
             f"{type(objective).__name__} has no metric_spec: pass eval_metric='NDCG:top=10' (or "
             "any CatBoost metric); CatBoost requires one with a Python objective")
-    parts = []
-    if spec.top is not None:
-        parts.append(f"top={spec.top}")
-    if metric in ("NDCG", "DCG"):
-        parts.append("type=" + ("Exp" if spec.gain == "exp2" else "Base"))
-    elif metric == "MRR":
-        parts.append(f"border={_format_number(float(spec.threshold))}")
-    elif metric == "PFOUND":
-        parts.append(f"decay={_format_number(float(spec.decay))}")
-        metric = "PFound"
-    elif metric == "FILTEREDDCG":
-        # CatBoost's FilteredDCG eval metric keeps the documents scored >= 0 in their *input*
-        # order (the scores only filter), which is not what the objective optimises
-        raise ValueError(
-            "CatBoost's FilteredDCG eval metric ranks the kept documents in input order, unlike "
-            "StochasticRank(metric='FilteredDCG'): pass eval_metric explicitly (e.g. "
-            "'FilteredDCG:type=Base;denominator=Position' to log CatBoost's own)")
-    elif metric != "ERR":
-        raise ValueError(f"no CatBoost metric for {metric!r} with the same definition: pass "
-                         f"eval_metric explicitly")
-    return metric + (":" + ";".join(parts) if parts else "")
+    row = spec.row
+    if row.catboost is None:
+        raise ValueError(row.catboost_refusal or f"no CatBoost metric for {metric!r} with the "
+                         f"same definition: pass eval_metric explicitly")
+    parts = [] if spec.top is None else [f"top={spec.top}"]
+    parts += row.catboost_params(spec)
+    return row.catboost + (":" + ";".join(parts) if parts else "")
 
 
 def skip_train(metric):
@@ -85,7 +69,7 @@ def skip_train(metric):
 def eval_labels(spec, labels) -> np.ndarray:
     """Eval-set labels for CatBoost: mapped to ERR probabilities when the eval metric is ERR
     with ``grade_max`` (``spec``: the metric's MetricSpec, or None for a native string)."""
-    if spec is not None and spec.metric == "ERR" and spec.grade_max is not None:
+    if spec is not None and spec.row.catboost_grade_labels and spec.grade_max is not None:
         return spec.gain_and_continuation(labels)[0]
     return labels
 
