@@ -55,7 +55,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .groups import validate_grouped
-from .kernels._common import dcg_discounts, inverse_ideal_dcg
+from .kernels.common import dcg_discounts, inverse_ideal_dcg
 from .kernels.metrics import ideal_values
 from .metric_table import (CASCADE_METRICS, COUNTING_METRICS, METRICS, MetricRow,
                            canonical_metric, metric_row)
@@ -84,7 +84,7 @@ class KernelArgs(NamedTuple):
     from ``cutoff`` on), ``cutoff`` ``T``, ``ideal`` (each query's best raw value),
     ``scale`` (per query, the factor of the raw value: 1 / IDCG for NDCG, 1 / R for MAP) and
     ``query_cutoff``: empty, or per query its own cutoff ``T_q <= T`` (the kernels then weigh
-    the positions from ``T_q`` on 0 in that query; ``kernels._common.query_cutoff_weights``).
+    the positions from ``T_q`` on 0 in that query; ``kernels.common.query_cutoff_weights``).
     """
 
     gain: np.ndarray

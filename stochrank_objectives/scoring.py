@@ -53,7 +53,7 @@ def ranking_scorer(metric: str = "NDCG", k: int | None = 5, *, ties: str = "wors
     import sklearn
     from sklearn.metrics import make_scorer
 
-    from .adapters._common import EvalMetric
+    from .eval_metric import EvalMetric
 
     definition = EvalMetric(metric, k, ties=ties, **options)  # checks the name and options
 

@@ -6,3 +6,7 @@ library's custom-objective API; no gradient mathematics lives here. Import the s
 the library you use (for example ``stochrank_objectives.adapters.catboost``), so that only that
 library needs to be installed.
 """
+
+from ._ranker import StochasticRankerBase
+
+__all__ = ["StochasticRankerBase"]

@@ -65,7 +65,7 @@ TARGETS["opensearch"] = TARGETS["elasticsearch"]
 
 def _booster_and_names(model):
     """The booster object and the feature names of a fitted ranker, sklearn model or booster."""
-    from ..adapters._ranker import StochasticRankerBase
+    from ..adapters import StochasticRankerBase
 
     if isinstance(model, StochasticRankerBase):
         if not hasattr(model, "booster_"):

@@ -72,7 +72,7 @@ def _generated_names(n: int) -> tuple[list[str], ...]:
 
 def _fitted_names(model, ensemble) -> list[str] | None:
     """The column names ``model`` was fitted with, or None (fitted on an array)."""
-    from ..adapters._ranker import StochasticRankerBase
+    from ..adapters import StochasticRankerBase
 
     names = getattr(model, "feature_names_in_", None)  # this package's and sklearn's models
     if names is not None or isinstance(model, StochasticRankerBase):

@@ -15,7 +15,7 @@
 * ``stable_order`` -- the descending stable orders of YetiRank's noisy scores (a bucket sort,
   merge sort as fallback);
 * ``rng`` -- the counter-based Gaussian, Gumbel and logistic noise streams;
-* ``_common`` -- shared helpers (stable orders, safe sigmoids, DCG discounts).
+* ``common`` -- shared helpers (stable orders, safe sigmoids, DCG discounts).
 """
 
 import contextlib

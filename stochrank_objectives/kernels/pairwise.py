@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid, softplus
+from .common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid, softplus
 
 KIND_NDCG = 0
 KIND_MRR = 1

@@ -7,7 +7,7 @@ order); ``metric`` is the metric's named arrays as in :func:`.ccs.ccs_gradient`.
 import numpy as np
 from numba import njit, prange
 
-from ._common import query_cutoff_weights, query_rows
+from .common import query_cutoff_weights, query_rows
 from .metrics import TIE_WORST, cascade_value_sorted, tie_sorted_order
 from .rng import fill_noise_row, noise_rows
 

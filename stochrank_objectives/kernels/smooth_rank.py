@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid
+from .common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid
 
 # -- ApproxNDCG ------------------------------------------------------------------------------
 @njit(cache=True, inline="always")

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange, uint64
 
-from ._common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
+from .common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
 from .rng import LOGISTIC_SALT, fill_logistic_ratios, fill_standard_normal, stream_key
 from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order,  # noqa: F401
                            bucket_order_in_range, sort_workspace, top_order)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..groups import validate_grouped
 from ..kernels import pairwise as _k
-from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
+from ..kernels.common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..kernels.rng import draw_grouped_gumbel
 from ..metric_spec import ndcg_gains, ndcg_inputs
 from ..metric_table import DCG_GAIN, LAMBDAMART_METRICS, metric_row

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..groups import validate_grouped
 from ..kernels import smooth_rank as _k
-from ..kernels._common import dcg_discounts, inverse_ideal_dcg
+from ..kernels.common import dcg_discounts, inverse_ideal_dcg
 from ..metric_spec import ndcg_gains, ndcg_inputs
 from ..validation import choice, integer, real
 from ._protocol import GAIN, ObjectiveParams, check_iteration

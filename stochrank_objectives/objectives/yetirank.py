@@ -17,7 +17,7 @@ import numpy as np
 from ..groups import validate_grouped
 from ..kernels import threads_for
 from ..kernels import yetirank as _k
-from ..kernels._common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
+from ..kernels.common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..metric_spec import ndcg_gains
 from ..metric_table import DCG_GAIN, ERR_GAIN, METRIC_TABLE, YETILOSS_CODES, YETILOSS_MODES
 from ..validation import choice, integer, real, seed

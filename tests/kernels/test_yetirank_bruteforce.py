@@ -11,7 +11,7 @@ import pytest
 from _yetirank_reference import brute_pairs
 
 from stochrank_objectives.kernels import yetirank as K
-from stochrank_objectives.kernels._common import dcg_discounts, inverse_ideal_dcg, \
+from stochrank_objectives.kernels.common import dcg_discounts, inverse_ideal_dcg, \
     reciprocal_weights
 
 MODES = {"Classic": K.MODE_CLASSIC, "DCG": K.MODE_DCG, "NDCG": K.MODE_NDCG, "MRR": K.MODE_MRR,
