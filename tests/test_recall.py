@@ -244,7 +244,7 @@ def test_objective_settings():
     obj = StochasticRank(metric="recall", top=2)
     assert obj.metric_spec.metric == "RECALL" and obj._checked()["min_top_share"] == 0.0
     # a grown training cutoff is recall at that cutoff (weights 1, scale 1/R unchanged)
-    from stochrank_objectives.training_metric import training_args
+    from stochrank_objectives.objectives.training_metric import training_args
 
     spec = MetricSpec.make("Recall", top=1)
     args = training_args(spec, np.array([1.0, 0, 1, 0, 0]), np.array([0, 2, 5]),

@@ -48,7 +48,7 @@ from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
 from ..kernels.rng import draw_grouped_normals
 from ..metric_spec import MetricSpec, with_virtual_documents
-from ..training_metric import check_min_top_share, check_reach, training_args
+from .training_metric import check_min_top_share, check_reach, training_args
 from ..validation import check_choice, check_float, check_int, check_seed
 from ._protocol import weighted_mean
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..groups import validate_grouped
 from ..metric_spec import MetricSpec
 from ..metric_values import evaluate_spec
-from ..training_metric import check_min_top_share, check_reach, training_args
+from .training_metric import check_min_top_share, check_reach, training_args
 from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIAN_FLOOR, HESSIANS, SMOOTHINGS,
                          SUMMATIONS, abs_gradient_hessian, annealed_sigma,

@@ -10,7 +10,7 @@ import pytest
 from stochrank_objectives import StochasticRank
 from stochrank_objectives.metric_spec import MetricSpec
 from stochrank_objectives.objectives._estimator import stochastic_rank_gradient
-from stochrank_objectives.training_metric import (NDCG_MIN_TOP_SHARE, training_args,
+from stochrank_objectives.objectives.training_metric import (NDCG_MIN_TOP_SHARE, training_args,
                                                   training_cutoffs)
 
 SIZES = (6, 31, 3, 25, 1, 20)  # top=2, share 0.1: cutoffs 2, 4, 2, 3, 2, 2

@@ -9,7 +9,7 @@ import pytest
 
 from stochrank_objectives import StochasticRank
 from stochrank_objectives.metric_spec import MetricSpec
-from stochrank_objectives.training_metric import with_reach
+from stochrank_objectives.objectives.training_metric import with_reach
 from stochrank_objectives.objectives import stochastic_rank_gradient
 
 
