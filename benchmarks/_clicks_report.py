@@ -7,9 +7,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._registry import Role, study
 from ._stats import fold_paired_differences, mean_ci
 
+#: the click benchmark's test metrics (on the true labels)
 METRICS = ("NDCG@5", "NDCG@10", "MRR")
+#: the methods (benchmarks._registry, study "clicks"), in the report's order
+METHODS = study("clicks")
+#: the booster's native debiased ranker: every method is tested against it
+NATIVE = next(m.name for m in METHODS.values() if m.role is Role.NATIVE)
+#: the package's debiased objectives (estimated propensities): the target's candidates
+OURS = tuple(m.name for m in METHODS.values() if m.role is Role.OURS)
+#: the package objective shown beside the best one in the target table
+HEADLINE = METHODS["SR-IPS"].name
+
+
+def _role_mean(means, role):
+    """The mean of the method of ``role`` (NaN if it did not run)."""
+    return next((v for m, v in means.items() if METHODS[m].role is role), np.nan)
 
 
 def _per_run(rows, metric):
@@ -35,7 +50,6 @@ def _fmt(mean, ci):
 
 
 def write_report(rows, out, args, dataset, plots=True):
-    from .clicks import METHODS, NATIVE
     groups = {}
     for r in rows:
         groups.setdefault((r["click_model"], float(r["eta"]), r["booster"]), {}) \
@@ -51,19 +65,20 @@ def write_report(rows, out, args, dataset, plots=True):
              "(method - naive) / (skyline - naive) on NDCG@10.", ""]
     summary = {}
     for (model, eta, booster), methods in sorted(groups.items()):
-        lines += [f"## {model}, eta {eta:g}, {booster} (native: {NATIVE[booster]})", "",
+        lines += [f"## {model}, eta {eta:g}, {booster} (native: "
+                  f"{METHODS[NATIVE].per_booster[booster]})", "",
                   "| method | " + " | ".join(METRICS) + " | gap | p vs native | trees | runs |",
                   "|---" * (len(METRICS) + 5) + "|"]
         means = {m: np.mean([r["test_NDCG@10"] for r in rs]) for m, rs in methods.items()}
-        naive, sky = means.get("naive", np.nan), means.get("skyline", np.nan)
+        naive, sky = _role_mean(means, Role.NAIVE), _role_mean(means, Role.SKYLINE)
         for m in METHODS:
             if m not in methods:
                 continue
             rs = methods[m]
             cells = [_fmt(*mean_ci([r[f"test_{k}"] for r in rs])) for k in METRICS]
             gap = (means[m] - naive) / (sky - naive) if sky != naive else np.nan
-            p = (paired_p(rs, methods["native"], "NDCG@10")
-                 if "native" in methods and m != "native" else np.nan)
+            p = (paired_p(rs, methods[NATIVE], "NDCG@10")
+                 if NATIVE in methods and m != NATIVE else np.nan)
             lines.append(f"| {m} | " + " | ".join(cells) + f" | {gap:.2f} | "
                          + ("" if not np.isfinite(p) else f"{p:.3g}")
                          + f" | {np.mean([r['n_trees'] for r in rs]):.0f} | {len(rs)} |")
@@ -87,9 +102,6 @@ def write_report(rows, out, args, dataset, plots=True):
     return summary
 
 
-OURS = ("SR-IPS", "SR-IPS-DCG", "LambdaMART-IPS", "LambdaLoss-IPS")
-
-
 def _target_lines(summary):
     """The issue's target per (click model, eta, booster): the package's best debiased
     objective with estimated propensities (best by mean test NDCG@10, so an optimistic pick)
@@ -101,12 +113,12 @@ def _target_lines(summary):
     for model, eta, booster in keys:
         ours = {m: summary[(model, eta, booster, m)] for m in OURS
                 if (model, eta, booster, m) in summary}
-        native = summary.get((model, eta, booster, "native"))
+        native = summary.get((model, eta, booster, NATIVE))
         if not ours or native is None:
             continue
         best = max(ours, key=lambda m: ours[m][0])
         mean, gap, p = ours[best]
-        sr = ours.get("SR-IPS", (np.nan, np.nan, np.nan))
+        sr = ours.get(HEADLINE, (np.nan, np.nan, np.nan))
         met = mean > native[0] and gap >= 0.5
         lines.append(f"| {model} | {eta:g} | {booster} | {best} | {mean:.4f} | "
                      f"{native[0]:.4f} | {p:.3g} | {gap:.2f} | {sr[0]:.4f} ({sr[1]:.2f}) | "
@@ -115,11 +127,15 @@ def _target_lines(summary):
                     "issue's target; `p` says whether above the native is significant).", ""]
 
 
+#: the plot's bar colours by role (the package's objectives: blue)
+COLOURS = {Role.NATIVE: "tab:red", Role.LOGGING: "tab:gray", Role.NAIVE: "tab:gray",
+           Role.SKYLINE: "tab:gray"}
+
+
 def _plot(groups, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from .clicks import METHODS
     keys = sorted(groups)
     settings = sorted({k[:2] for k in keys})
     boosters = sorted({k[2] for k in keys})
@@ -132,8 +148,7 @@ def _plot(groups, out):
         ax.set_visible(True)
         methods = [m for m in METHODS if m in groups[key]]
         stats = [mean_ci([r["test_NDCG@10"] for r in groups[key][m]]) for m in methods]
-        colours = ["tab:red" if m == "native" else "tab:gray" if m in ("logging", "naive",
-                   "skyline") else "tab:blue" for m in methods]
+        colours = [COLOURS.get(METHODS[m].role, "tab:blue") for m in methods]
         ax.barh(range(len(methods)), [s[0] for s in stats],
                 xerr=[0 if not np.isfinite(s[1]) else s[1] for s in stats], color=colours)
         ax.set_yticks(range(len(methods)), methods)

@@ -1,11 +1,13 @@
-"""Benchmark data: the train/validation/test splits, the targets and the test metrics.
+"""Benchmark data: the train/validation/test splits of the data sets.
 
-Targets: ``NDCG@5`` (graded labels) and ``MRR``, for which training and validation labels are
-binarised, ``1{y > 0}`` (paper, section 7). Test metrics always use the original labels: NDCG@5,
-NDCG@10 (``2^r - 1`` gains), MRR (relevant iff ``y > 0``), ERR@10 (``R = (2^r - 1) / 2^g_max``),
-all with worst-permutation ties. Queries without a relevant document: the package's convention
-(NDCG = 1, MRR = ERR = 0; what CatBoost/LightGBM/XGBoost report) by default, and the same metrics
-with such queries skipped.
+Targets (``NDCG@5``, ``MRR``, any ``NAME@k`` of the package's metrics) are parsed and evaluated
+by :mod:`benchmarks._targets`: training and validation labels binarised ``1{y > 0}`` for a
+binary-relevance metric (paper, section 7, for MRR); :func:`target_labels`,
+:func:`target_metric` and :func:`eval_target` here are its older spelling. Test metrics always
+use the original labels: NDCG@5, NDCG@10 (``2^r - 1`` gains), MRR (relevant iff ``y > 0``),
+ERR@10 (``R = (2^r - 1) / 2^g_max``), all with worst-permutation ties. Queries without a
+relevant document: the package's convention (NDCG = 1, MRR = ERR = 0; what
+CatBoost/LightGBM/XGBoost report) by default, and the same metrics with such queries skipped.
 
 Data sets: the bundled ``mq2008`` (5 folds) and ``lightgbm_lambdarank`` (one train/test split),
 the generated ``longlists`` (5 folds of 150-700 documents per query, few relevant; its model:
@@ -25,20 +27,18 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before any OpenMP pool is
 
 import numpy as np  # noqa: E402
 
-from stochrank_objectives import metrics as M  # noqa: E402
 from stochrank_objectives.data import (  # noqa: E402
     RankingData, load_lightgbm_lambdarank, load_mq2008)
 from stochrank_objectives.longlists import load_long_lists  # noqa: E402
 from stochrank_objectives.letor import (  # noqa: E402
     LetorLayout, check_letor_files, letor_layout, load_letor_fold)
 
+from ._targets import parse_target  # noqa: E402
+
 RESULTS = Path(__file__).resolve().parent / "results"
 DATA_CACHE = RESULTS / ".data_cache"   # parsed --data files (ignored by git)
 # data set -> its folds (longlists is generated, not stored: the same draw on every machine)
 BUNDLED = {"mq2008": [1, 2, 3, 4, 5], "lightgbm_lambdarank": [1], "longlists": [1, 2, 3, 4, 5]}
-BOOSTERS = ("lightgbm", "xgboost", "catboost")
-TARGETS = ("NDCG@5", "MRR")
-TEST_METRICS = ("NDCG@5", "NDCG@10", "MRR", "ERR@10")
 VALID_FRACTION = 0.2     # sets without validation files: share of train queries held out
 VALID_SPLIT_SEED = 20200713
 
@@ -154,28 +154,18 @@ def load_split(dataset, fold: int) -> Split:
                      "a LETOR folder with --data PATH")
 
 
-def target_labels(y: np.ndarray, target: str) -> np.ndarray:
-    return (y > 0).astype(np.float64) if target == "MRR" else y
+# The targets' functions under their older names (benchmarks._targets parses them).
+def target_labels(y: np.ndarray, target) -> np.ndarray:
+    """Training and validation labels of ``target`` (:meth:`benchmarks._targets.Target.labels`)."""
+    return parse_target(target).labels(y)
 
 
-def target_metric(target: str):
-    return ("NDCG", 5) if target == "NDCG@5" else ("MRR", None)
+def target_metric(target):
+    """``(metric, cutoff)`` of ``target``: ``"NDCG@5"`` -> ``("NDCG", 5)``."""
+    target = parse_target(target)
+    return target.metric, target.top
 
 
-def eval_target(scores, data: RankingData, target: str) -> float:
-    metric, k = target_metric(target)
-    return float(M.evaluate(metric, scores, target_labels(data.y, target), data.query_offsets, k))
-
-
-def test_metrics(scores, data: RankingData, grade_max: int) -> dict:
-    """Per-query values of the four test metrics (package convention for queries without a
-    relevant document) and the mask of queries that have one."""
-    y, offs = data.y, data.query_offsets
-    per = {
-        "NDCG@5": M.ndcg_at_k(scores, y, offs, 5, per_query=True),
-        "NDCG@10": M.ndcg_at_k(scores, y, offs, 10, per_query=True),
-        "MRR": M.mrr(scores, y, offs, per_query=True),
-        "ERR@10": M.err_at_k(scores, y, offs, 10, grade_max=grade_max, per_query=True),
-    }
-    has_rel = np.maximum.reduceat(y, offs[:-1]) > 0
-    return per, has_rel
+def eval_target(scores, data: RankingData, target, grade_max=None) -> float:
+    """The validation value of ``target`` (:meth:`benchmarks._targets.Target.evaluate`)."""
+    return parse_target(target).evaluate(scores, data, grade_max)

@@ -22,10 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stochrank_objectives import metrics
 from stochrank_objectives.groups import query_offsets_from_sizes
 
+from ._targets import Target
+
+#: the instances' metrics (their targets: NDCG@3 and ERR@3 on grades 0-3, MRR on binary labels)
 METRICS = ("NDCG", "MRR", "ERR")
+#: the largest grade of the graded instances (ERR's grade mapping)
+GRADE_MAX = 3
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,11 @@ class Instance:
     def group_sizes(self) -> np.ndarray:
         return np.diff(self.query_offsets)
 
+    @property
+    def target(self) -> Target:
+        """The instance's metric at its cutoff (``NDCG@3``, ``MRR``, ``ERR@3``)."""
+        return Target(self.metric, self.top)
+
     def value(self, item_scores_or_doc_scores) -> float:
         """Mean metric of per-document (or per-item) scores, worst-permutation ties."""
         s = np.asarray(item_scores_or_doc_scores, dtype=np.float64)
@@ -58,21 +67,19 @@ class Instance:
 
 
 def metric_value(metric, top, scores, labels, offs, per_query=False):
-    if metric == "NDCG":
-        return metrics.ndcg_at_k(scores, labels, offs, top, ties="worst", per_query=per_query)
-    if metric == "ERR":
-        return metrics.err_at_k(scores, labels, offs, top, grade_max=3, ties="worst",
-                                per_query=per_query)
-    return metrics.mrr(scores, labels, offs, top, ties="worst", per_query=per_query)
+    """The instance metric (worst ties; ERR's grades mapped through ``GRADE_MAX``)."""
+    return Target(metric, top).value(scores, labels, offs, GRADE_MAX, ties="worst",
+                                     per_query=per_query)
 
 
 def _draw(rng, metric, n_items, n_queries):
+    binary = Target(metric).binary
     sizes, items, labels = [], [], []
     for _ in range(n_queries):
         size = int(rng.integers(2, n_items + 1))
         members = rng.choice(n_items, size=size, replace=False)
         while True:
-            if metric == "MRR":
+            if binary:
                 grades = (rng.random(size) < 0.4).astype(np.float64)
             else:
                 grades = rng.integers(0, 4, size=size).astype(np.float64)

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from ._data import TEST_METRICS
+from ._targets import TARGETS, TEST_METRICS
 from ._trials import TrainConfig
 
 
@@ -44,7 +44,7 @@ def fmt(mc, scale=100.0):
     return f"{scale * mean:.2f} ± {scale * ci:.2f}"
 
 
-def plot_curves(selected, booster, methods, labels, path, target="NDCG@5"):
+def plot_curves(selected, booster, methods, labels, path, target=TARGETS[0]):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -76,7 +76,9 @@ def plot_bars(summary, boosters, methods, labels, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [(t, name) for t, name in (("NDCG@5", "NDCG@5"), ("MRR", "MRR"))
+    # one panel per target (the paper's first), each showing its own test metric
+    targets = dict.fromkeys([*TARGETS, *(k[2] for k in summary)])
+    panels = [(t, t) for t in targets
               if any((b, m, t) in summary for b in boosters for m in methods)]
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 4.5 * len(panels)), squeeze=False)
     width = 0.8 / max(len(boosters), 1)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._methods import METHODS
+from ._registry import TUNED_METHODS
 
 SPACE_VERSION = 2  # 2: package StochasticRank defaults, relative sigma and half-life tuned
 
@@ -36,7 +36,7 @@ def _loguniform(rng, lo, hi):
 
 
 def sample_params(method: str, space: Space, rng: np.random.Generator) -> dict:
-    m = METHODS[method]
+    m = TUNED_METHODS[method]
     p = {"learning_rate": _loguniform(rng, space.lr_min, space.lr_max),
          "depth": int(rng.choice(space.depths))}
     p["l2"] = 0.0 if m.stochastic_rank else _loguniform(rng, *space.l2)

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._data import TEST_METRICS
+from ._targets import TEST_METRICS
 
 
 def select_runs(rows):
@@ -46,7 +46,10 @@ def summarise(selected, suffix=""):
         groups.setdefault((b, m, t), []).append(row)
     out = {}
     for k, rs in groups.items():
-        out[k] = {name: mean_ci([r[f"test_{name}{suffix}"] for r in rs]) for name in TEST_METRICS}
+        # the test metrics, and the target's own when it is none of them
+        names = list(dict.fromkeys([*TEST_METRICS, k[2]]))
+        out[k] = {name: mean_ci([r[f"test_{name}{suffix}"] for r in rs]) for name in names
+                  if all(f"test_{name}{suffix}" in r for r in rs)}
         out[k]["n"] = len(rs)
         out[k]["trees"] = float(np.mean([r["n_trees"] for r in rs]))
     return out

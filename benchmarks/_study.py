@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._data import BOOSTERS, BUNDLED, DATA_CACHE, RESULTS, resolve_dataset
+from ._boosters import BOOSTERS
+from ._data import BUNDLED, DATA_CACHE, RESULTS, resolve_dataset
 from ._executor import Execution, add_execution_args
 from ._reports import budget_lines, environment_line, write_csv
 from ._search import Space

@@ -19,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ._data import Split, eval_target, load_split, target_labels, target_metric, test_metrics
+from . import _boosters
+from ._data import Split, load_split
 from ._executor import Execution, run_tasks, worker_split
 from ._jsonl import append_row, read_rows
-from ._methods import METHODS, make_sglb, applicable, make_objective
+from ._registry import TUNED_METHODS, make_sglb
 from ._search import SPACE_VERSION, Space, sample_params
+from ._targets import parse_target, test_metrics
 
 
 def stable_hash(obj) -> str:
@@ -48,139 +50,73 @@ def set_numba_threads(threads):
         pass
 
 
-# Our objectives: one ranker call, differing only in the class and the booster's tree settings.
-RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
-           "catboost": "StochasticCatBoostRanker"}
-
-
-def tree_params(booster, p) -> dict:
-    """The booster's parameters of a trial's tree shape (shared by ours and the native)."""
-    # "min_hessian" (optional): the smallest hessian sum of a leaf, for objectives whose exact
-    # hessians are small per document (YetiRank's); CatBoost's symmetric trees have none.
-    if booster == "lightgbm":
-        extra = {"min_sum_hessian_in_leaf": p["min_hessian"]} if "min_hessian" in p else {}
-        return {"max_depth": p["depth"], "num_leaves": min(2 ** p["depth"], 255),
-                "lambda_l2": p["l2"], "deterministic": True, "force_col_wise": True, **extra}
-    if booster == "xgboost":
-        extra = {"min_child_weight": p["min_hessian"]} if "min_hessian" in p else {}
-        return {"max_depth": p["depth"], "reg_lambda": p["l2"], "tree_method": "hist", **extra}
-    return {"depth": p["depth"], "l2_leaf_reg": p["l2"]}
-
-
-def _catboost_eval_metric(target):
-    return "NDCG:top=5;type=Exp" if target == "NDCG@5" else "MRR"
-
-
 def train_ours(booster, method, target, p, seed, split: Split, cfg: TrainConfig):
     """A package objective (and its SGLB, if the method has one) through the booster's ranker;
     returns ``(predict, validation curve, trees kept)``."""
-    import stochrank_objectives
-
+    target = parse_target(target)
     tr, va = split.train, split.valid
-    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
-    ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
-    ranker = ranker_class(make_objective(method, target, p, seed), sglb=make_sglb(p, seed),
-                          n_estimators=cfg.max_trees, learning_rate=p["learning_rate"],
-                          random_state=seed, n_jobs=cfg.threads, eval_metric=target,
-                          early_stopping_rounds=cfg.patience,
-                          **tree_params(booster, p))
+    ytr, yva = target.labels(tr.y), target.labels(va.y)
+    # the objective's settings: the trial's, and the labels' largest grade if the target's
+    # metric needs it (ERR)
+    objective = TUNED_METHODS[method].make(
+        target, {**p, **target.graded_options(split.grade_max)}, seed)
+    ranker = _boosters.ranker_class(booster)(
+        objective, sglb=make_sglb(p, seed),
+        n_estimators=cfg.max_trees, learning_rate=p["learning_rate"], random_state=seed,
+        n_jobs=cfg.threads, eval_metric=target.eval_metric(split.grade_max),
+        early_stopping_rounds=cfg.patience, **_boosters.tree_params(booster, p))
     ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva, va.qid)])
     curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
     return ranker.predict, curve, ranker.best_iteration_ + 1
 
 
-# The boosters' native rankers.
-def native_lightgbm(method, target, p, seed, split: Split, cfg: TrainConfig):
-    import lightgbm as lgb
-    from stochrank_objectives.adapters.lightgbm import LGBMMetric
+def _early_stopping(booster, target, p, cfg: TrainConfig, grade_max) -> tuple:
+    """``(parameters, metric object, train options)`` of a native's early stopping on the
+    validation target (the booster's own metric evaluation off: the package's metric, worst
+    ties)."""
+    if booster == "lightgbm":
+        from stochrank_objectives.adapters.lightgbm import LGBMMetric
 
-    tr, va = split.train, split.valid
-    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
-    metric, k = target_metric(target)
-    params = dict(tree_params("lightgbm", p), objective="lambdarank",
-                  lambdarank_truncation_level=5, learning_rate=p["learning_rate"],
-                  num_threads=cfg.threads, verbose=-1, metric="None", seed=seed)
-    history = {}
-    callbacks = [lgb.early_stopping(cfg.patience, verbose=False), lgb.record_evaluation(history)]
-    dtr = lgb.Dataset(tr.X, ytr, group=tr.group_sizes, free_raw_data=False)
-    dva = lgb.Dataset(va.X, yva, group=va.group_sizes, reference=dtr)
-    booster = lgb.train(params, dtr, cfg.max_trees, valid_sets=[dva], valid_names=["valid"],
-                        feval=LGBMMetric(metric, k), callbacks=callbacks)
-    curve = list(next(iter(history["valid"].values())))
-    return (lambda X: booster.predict(X)), curve, booster.current_iteration()
+        return ({"metric": "None"}, LGBMMetric(target.metric, target.top,
+                                               **target.graded_options(grade_max)),
+                {"keep_raw_data": True})
+    if booster == "xgboost":
+        from stochrank_objectives.adapters.xgboost import XGBMetric
 
-
-def native_xgboost(method, target, p, seed, split: Split, cfg: TrainConfig):
-    import xgboost as xgb
-    from stochrank_objectives.adapters.xgboost import XGBMetric
-
-    tr, va = split.train, split.valid
-    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
-    metric, k = target_metric(target)
-    params = dict(tree_params("xgboost", p), objective="rank:ndcg",
-                  lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=5,
-                  learning_rate=p["learning_rate"], nthread=cfg.threads, seed=seed,
-                  disable_default_eval_metric=1)
-    # XGBoost needs non-decreasing qid: use the query index (MQ2008 folds 4-5 are not sorted)
-    dtr = xgb.DMatrix(tr.X, ytr, qid=np.repeat(np.arange(tr.n_queries), tr.group_sizes))
-    dva = xgb.DMatrix(va.X, yva, qid=np.repeat(np.arange(va.n_queries), va.group_sizes))
-    history = {}
-    booster = xgb.train(params, dtr, cfg.max_trees, evals=[(dva, "valid")],
-                        custom_metric=XGBMetric(metric, k), maximize=True,
-                        early_stopping_rounds=cfg.patience, evals_result=history,
-                        verbose_eval=False)
-    best = int(booster.attr("best_iteration"))
-    booster = booster[: best + 1]
-    curve = list(next(iter(history["valid"].values())))
-
-    def predict(X):
-        return booster.predict(xgb.DMatrix(X), output_margin=True)
-    return predict, curve, best + 1
-
-
-def native_catboost(method, target, p, seed, split: Split, cfg: TrainConfig):
-    from catboost import CatBoost, Pool
-
-    tr, va = split.train, split.valid
-    ytr, yva = target_labels(tr.y, target), target_labels(va.y, target)
-    metric, k = target_metric(target)
-    params = dict(tree_params("catboost", p), iterations=cfg.max_trees,
-                  learning_rate=p["learning_rate"], random_seed=seed,
-                  thread_count=cfg.threads, eval_metric=_catboost_eval_metric(target),
-                  verbose=False, allow_writing_files=False, use_best_model=True,
-                  od_type="Iter", od_wait=cfg.patience)
-    if "model_shrink_rate" in p:
+        return ({"disable_default_eval_metric": 1},
+                XGBMetric(target.metric, target.top, **target.graded_options(grade_max)), {})
+    params = {"iterations": cfg.max_trees, "eval_metric": target.catboost_metric,
+              "use_best_model": True, "od_type": "Iter", "od_wait": cfg.patience}
+    if "model_shrink_rate" in p:   # CatBoost's own SGLB
         params.update(langevin=True, model_shrink_rate=p["model_shrink_rate"],
                       diffusion_temperature=p["diffusion_temperature"])
-    if method == "native_yetirank":
-        loss = "YetiRank"
-    elif method == "native_lambdamart":
-        loss = f"LambdaMart:metric={metric}" + (f";top={k}" if k else "")
-    else:  # native StochasticRank (R1)
-        loss = (f"StochasticRank:metric={metric}" + (f";top={k}" if k else "")
-                + f";mu={p['mu']}")
-    model = CatBoost(dict(params, loss_function=loss))
-    model.fit(Pool(tr.X, ytr, group_id=tr.qid), eval_set=Pool(va.X, yva, group_id=va.qid))
-    res = model.get_evals_result()
-    curve = list(next(iter(res["validation"].values())))
-
-    def predict(X):
-        return model.predict(X, prediction_type="RawFormulaVal")
-    return predict, curve, model.tree_count_
+    return params, None, {}
 
 
-NATIVE = {"lightgbm": native_lightgbm, "xgboost": native_xgboost, "catboost": native_catboost}
+def train_native(booster, method, target, p, seed, split: Split, cfg: TrainConfig):
+    """The booster's native ranker of ``method`` with the trial's trees, early-stopped on the
+    validation target; returns ``(predict, validation curve, trees kept)``."""
+    target = parse_target(target)
+    tr, va = split.train, split.valid
+    stopping, metric, options = _early_stopping(booster, target, p, cfg, split.grade_max)
+    params = dict(_boosters.tree_params(booster, p),
+                  **_boosters.common_params(booster, p["learning_rate"], seed, cfg.threads),
+                  **stopping, **TUNED_METHODS[method].native[booster](target, p))
+    trained = _boosters.train(booster, params, tr, cfg.max_trees, labels=target.labels(tr.y),
+                              valid=va, valid_labels=target.labels(va.y), metric=metric,
+                              patience=cfg.patience, **options)
+    return trained.predict, trained.curve, trained.n_trees
 
 
 def train(booster, method, target, p, seed, split: Split, cfg: TrainConfig):
     """One trial's model: ``(predict, validation curve, trees kept)``."""
-    if METHODS[method].native:
-        return NATIVE[booster](method, target, p, seed, split, cfg)
+    if TUNED_METHODS[method].is_native:
+        return train_native(booster, method, target, p, seed, split, cfg)
     return train_ours(booster, method, target, p, seed, split, cfg)
 
 
 #: ``TRAINERS[booster](method, target, p, seed, split, cfg)``
-TRAINERS = {booster: partial(train, booster) for booster in RANKERS}
+TRAINERS = {booster: partial(train, booster) for booster in _boosters.BOOSTERS}
 
 
 # ---------------------------------------------------------------------------------- trials
@@ -212,9 +148,10 @@ def run_trial(job: Job, split: Split, space: Space, cfg: TrainConfig) -> dict:
     predict, curve, n_trees = TRAINERS[job.booster](job.method, job.target, p, obj_seed, split,
                                                     cfg)
     wall = time.perf_counter() - t0
-    valid = eval_target(predict(split.valid.X), split.valid, job.target)
+    target = parse_target(job.target)
+    valid = target.evaluate(predict(split.valid.X), split.valid, split.grade_max)
     test_scores = np.asarray(predict(split.test.X), dtype=np.float64)
-    per, has_rel = test_metrics(test_scores, split.test, split.grade_max)
+    per, has_rel = test_metrics(test_scores, split.test, split.grade_max, extra=(target,))
     row = {"hash": h, **{k: key[k] for k in ("dataset", "booster", "method", "target", "fold",
                                              "seed", "trial", "max_trees", "patience")},
            "params": p, "n_trees": int(n_trees), "wall_s": round(wall, 3),
@@ -306,12 +243,13 @@ def run_all(jobs, dataset, space, cfg, cache: Cache, execution: Execution = Exec
 def make_jobs(dataset, boosters, methods, targets, folds, seeds, budget):
     """Fold-major order, so that an interrupted benchmark has whole folds done."""
     jobs = []
+    targets = [parse_target(t) for t in targets]
     for fold in folds:
         for seed in seeds:
             for booster in boosters:
                 for method in methods:
                     for target in targets:
-                        if not applicable(booster, method, target):
+                        if not TUNED_METHODS[method].applies(booster, target):
                             continue
                         for trial in range(budget):
                             jobs.append(Job(dataset, booster, method, target, fold, seed, trial))

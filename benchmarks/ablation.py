@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import sys
 
-from ._data import TARGETS
-from ._methods import ABLATION_LABELS, ABLATION_METHODS
+from ._registry import ABLATION_LABELS, ABLATION_METHODS
 from ._reports import fmt, plot_bars, plot_curves
 from ._stats import paired_test, summarise
 from ._study import run_study, study_parser
+from ._targets import TARGETS, target_arg
 
 
 def main(argv=None):
     ap = study_parser(__doc__, default_boosters=["lightgbm"])
-    ap.add_argument("--target", default="NDCG@5", choices=TARGETS)
+    ap.add_argument("--target", default=TARGETS[0], type=target_arg,
+                    help="NDCG@5 (default), MRR or any NAME@k of the package's metrics")
     args = ap.parse_args(argv)
     methods = ABLATION_METHODS
     study = run_study(args, methods, [args.target], "ablation_runs.jsonl")

@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import sys
 
-from ._data import BOOSTERS, TARGETS, TEST_METRICS, validation_note
-from ._methods import COMPARE_METHODS, METHODS
+from ._boosters import BOOSTERS
+from ._data import validation_note
+from ._registry import COMPARE_METHODS, TUNED_METHODS as METHODS
 from ._reports import fmt, plot_bars, plot_curves
 from ._stats import paired_test, summarise
 from ._study import Study, run_study, study_parser
+from ._targets import TARGETS, TEST_METRICS, target_arg
 
 REPORT_ONLY_NOTE = ("Report rebuilt from the cache (`--report-only`): the trials were trained by "
                     "the same command without `--report-only` (which resumes from the cache); "
@@ -72,25 +74,28 @@ def build_markdown(study: Study, methods, sfx=""):
     if failed:
         lines += [f"- {len(failed)} trial(s) failed (recorded in the CSV with their error).", ""]
 
+    # the paper's targets (always their columns), then any other target of the command
+    shown = list(dict.fromkeys([*TARGETS, *args.targets]))
     for booster in boosters:
-        present = [m for m in methods if any((booster, m, t) in summary for t in TARGETS)]
+        present = [m for m in methods if any((booster, m, t) in summary for t in shown)]
         if not present:
             continue
         lines += [f"## {booster}", "",
-                  "Table 2 style (NDCG@5 of the NDCG@5-optimised model, MRR of the "
-                  "MRR-optimised model; x100):", "",
-                  "| method | NDCG@5 | MRR | runs | trees |", "| --- | --- | --- | --- | --- |"]
+                  "Table 2 style (" + ", ".join(f"{t} of the {t}-optimised model" for t in shown)
+                  + "; x100):", "",
+                  "| method | " + " | ".join(shown) + " | runs | trees |",
+                  "| " + " | ".join(["---"] * (len(shown) + 3)) + " |"]
         for m in present:
-            nd = summary.get((booster, m, "NDCG@5"))
-            mr = summary.get((booster, m, "MRR"))
-            runs = "/".join(str(s["n"]) for s in (nd, mr) if s)
-            trees = "/".join(f"{s['trees']:.0f}" for s in (nd, mr) if s)
-            lines.append(f"| {labels[m]} | {fmt(nd['NDCG@5']) if nd else '-'} | "
-                         f"{fmt(mr['MRR']) if mr else '-'} | {runs} | {trees} |")
+            stats = [summary.get((booster, m, t)) for t in shown]
+            runs = "/".join(str(s["n"]) for s in stats if s)
+            trees = "/".join(f"{s['trees']:.0f}" for s in stats if s)
+            lines.append(f"| {labels[m]} | "
+                         + " | ".join(fmt(s[t]) if s else "-" for t, s in zip(shown, stats))
+                         + f" | {runs} | {trees} |")
         lines.append("")
-        for target, metric in (("NDCG@5", "NDCG@5"), ("MRR", "MRR")):
+        for metric in shown:   # each target's test metric is itself
             for skip in (False, True):
-                res = paired_test(selected, booster, target, present, metric, skip=skip)
+                res = paired_test(selected, booster, metric, present, metric, skip=skip)
                 if res:
                     best, second, p, n = res
                     lines.append(f"- {metric} ({'skip' if skip else 'default'} convention): best "
@@ -98,12 +103,12 @@ def build_markdown(study: Study, methods, sfx=""):
                                  f"t-test over {n} test queries (each averaged over its "
                                  f"fold's seeds): "
                                  f"p = {p:.3g}{' (significant at 0.05)' if p < 0.05 else ''}")
-        details = (("NDCG@5", "All test metrics of the NDCG@5-optimised models (default "
-                               "convention | queries without a relevant document skipped):"),
-                   ("MRR", "All test metrics of the MRR-optimised models (default | skip):"))
-        for target, heading in details:
-            if target == "MRR" and not any((booster, m, "MRR") in summary for m in present):
+        for i, target in enumerate(shown):   # the first target's table always, then any other's
+            if i and not any((booster, m, target) in summary for m in present):
                 continue
+            heading = (f"All test metrics of the {target}-optimised models ("
+                       + ("default convention | queries without a relevant document skipped"
+                          if i == 0 else "default | skip") + "):")
             lines += ["", heading, "",
                       "| method | " + " | ".join(TEST_METRICS) + " | "
                       + " | ".join(f"{m} skip" for m in TEST_METRICS) + " |",
@@ -124,7 +129,9 @@ def build_markdown(study: Study, methods, sfx=""):
 def main(argv=None):
     ap = study_parser(__doc__, default_boosters=BOOSTERS)
     ap.add_argument("--methods", nargs="+", default=COMPARE_METHODS, choices=list(METHODS))
-    ap.add_argument("--targets", nargs="+", default=list(TARGETS), choices=TARGETS)
+    ap.add_argument("--targets", nargs="+", default=list(TARGETS), type=target_arg,
+                    help="NDCG@5 and MRR (default), or any NAME@k of the package's metrics "
+                         "(ERR@10, ...)")
     ap.add_argument("--tag", default="",
                     help="suffix of the output files (compare_<tag>.md, ...), for reports of "
                          "different booster/method subsets in one folder")

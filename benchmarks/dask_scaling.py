@@ -6,7 +6,7 @@
                                       [--out benchmarks/results/dask_scaling.txt]
 
 Data: generated MSLR-shaped queries (query sizes log-normal with mean ~120, labels 0-4 in
-MSLR-WEB30K's grade mix, from :func:`benchmarks.kernel_speed.make_data`), ``--features`` float32
+MSLR-WEB30K's grade mix, from :func:`benchmarks._mslr.make_data`), ``--features`` float32
 Gaussian features with a label signal. Each of ``--partitions`` partitions is generated on a
 worker (seeded by its index, whole queries only), so the data set is identical for every
 cluster size, and checked with :func:`~stochrank_objectives.adapters.dask.query_layout`.
@@ -46,7 +46,7 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from benchmarks.kernel_speed import make_data  # noqa: E402
+from benchmarks._mslr import make_data  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 WATCHDOG_S = 300
@@ -55,7 +55,8 @@ QID_STRIDE = 10_000_000  # partition p has query ids p * QID_STRIDE + 0, 1, ...
 
 def make_partition(index: int, n_docs: int, n_features: int, seed: int = 0) -> pd.DataFrame:
     """One partition of whole MSLR-shaped queries (runs on a worker)."""
-    offsets, labels, _ = make_data(n_docs, seed=seed * 1_000_003 + index)
+    data = make_data(n_docs, seed=seed * 1_000_003 + index)
+    offsets, labels = data.query_offsets, data.labels
     n = labels.size
     rng = np.random.default_rng([seed, index, 1])
     X = rng.standard_normal((n, n_features), dtype=np.float32)

@@ -44,7 +44,6 @@ over its fold's seeds (they share its test queries), then pooled over folds. The
 from __future__ import annotations
 
 import argparse
-import time
 from functools import partial
 from pathlib import Path
 
@@ -52,63 +51,13 @@ import numpy as np
 from scipy import stats
 from tqdm.auto import tqdm
 
-from ._data import load_split, resolve_dataset, test_metrics
+from ._data import load_split, resolve_dataset
 from ._executor import Execution, add_execution_args, run_tasks, worker_split
+from ._fixed import DEFAULTS as METHODS, TARGETS, applies, is_native, run_one
 from ._jsonl import append_row, read_rows
-from ._methods import METHODS as REGISTRY
 from ._stats import fold_paired_differences
 from ._study import add_data_args, writable_folder
-from ._trials import TRAINERS, TrainConfig, set_numba_threads
-
-# name -> (key in benchmarks._methods.METHODS, fixed settings over the shared booster ones)
-METHODS = {"SR-R1soft": ("sr_r1soft", {}), "SR-R1": ("sr_r1", {"mu": 0.1}),
-           "YetiLoss": ("yetiloss", {"l2": 0.0, "min_hessian": 1e-3}),
-           "E-lambda-MART": ("e_lambdamart", {"beta": 0.25}),
-           "LambdaLoss": ("lambdaloss", {}),
-           "native LambdaMART": ("native_lambdamart", {}),
-           "native YetiRank": ("native_yetirank", {})}
-L2_DEFAULT = {"lightgbm": 0.0, "xgboost": 1.0, "catboost": 3.0}
-TARGETS = ("NDCG@5", "MRR")
-TEST_METRIC = {"NDCG@5": "NDCG@5", "MRR": "MRR"}
-
-
-def is_native(method) -> bool:
-    return method.startswith("native")
-
-
-def runs(booster, method, target) -> bool:
-    """Whether ``method`` applies to ``booster`` and ``target`` (the registry's boosters and
-    targets; a native runs every target, MRR on the binarised labels)."""
-    m = REGISTRY[METHODS[method][0]]
-    return booster in m.boosters and (is_native(method) or target in m.targets)
-
-
-def run_one(booster, method, target, fold, seed, split, cfg, depth=6, overrides=None):
-    """One run's row (``overrides``: settings over the method's, e.g. the objective's
-    ``sigma``, ``n_samples`` or ``hessian`` -- :func:`benchmarks._methods.make_objective`)."""
-    key, extra = METHODS[method]
-    p = {"learning_rate": 0.1, "depth": depth, "l2": L2_DEFAULT[booster], **extra,
-         **(overrides or {})}
-    set_numba_threads(cfg.threads)
-    start = time.perf_counter()
-    predict, _, n_trees = TRAINERS[booster](key, target, p, seed, split, cfg)
-    wall = time.perf_counter() - start
-    per, has_rel = test_metrics(np.asarray(predict(split.test.X), np.float64), split.test,
-                                  split.grade_max)
-    values = per[TEST_METRIC[target]][has_rel]
-    # no mean to record otherwise: NaN would pass for a result and poison the table's means
-    run = f"{booster} {method} {target} fold {fold} seed {seed}"
-    if not values.size:
-        raise ValueError(f"{run}: no test query has a relevant document (label > 0), so the "
-                         f"{TEST_METRIC[target]} of queries that have one has no value: check "
-                         "the labels of the test file")
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{run}: {TEST_METRIC[target]} is not finite on "
-                         f"{int(np.sum(~np.isfinite(values)))} test queries: the model's scores "
-                         "are not finite")
-    return dict(booster=booster, method=method, target=target, fold=fold, seed=seed,
-                n_trees=int(n_trees), wall_s=round(wall, 2), mean=float(np.mean(values)),
-                per_query=[round(float(v), 6) for v in values])
+from ._trials import TrainConfig
 
 
 def best_natives(rows, booster, target):
@@ -196,7 +145,7 @@ def main(argv=None):
     done = {(r["booster"], r["method"], r["target"], r["fold"], r["seed"]) for r in rows}
     tasks = [(booster, method, target, fold, seed) for fold in args.folds
              for booster in args.boosters for target in TARGETS for method in args.methods
-             for seed in args.seeds if runs(booster, method, target)
+             for seed in args.seeds if applies(booster, method, target)
              and (booster, method, target, fold, seed) not in done]
     finished = {}
     work = partial(run_task, dataset=dataset, cfg=cfg, depth=args.depth)

@@ -4,7 +4,7 @@
 
 ``StochasticRank(metric="NDCG", top=10)`` (relative smoothing: one extra pass per query for the
 score spread, the sigma schedule) against ``StochasticRank.paper(metric="NDCG", top=10)``
-(absolute smoothing), on the generated MSLR-shaped data of :mod:`benchmarks.kernel_speed`, one
+(absolute smoothing), on the generated MSLR-shaped data of :mod:`benchmarks._mslr`, one
 thread, trained-like and all-zero (iteration-0) scores. The two ``grad_hess`` calls alternate,
 and the median of the paired ratios is reported, so machine load hits both sides alike.
 """
@@ -20,7 +20,7 @@ import numpy as np
 
 from stochrank_objectives import StochasticRank
 
-from .kernel_speed import make_data
+from ._mslr import make_data
 
 
 def main(argv=None):
@@ -30,7 +30,8 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = ap.parse_args(argv)
     numba.set_num_threads(1)
-    offsets, labels, score_sets = make_data(args.docs)
+    data = make_data(args.docs)
+    offsets, labels, score_sets = data.query_offsets, data.labels, data.scores
     lines = [f"{labels.size} documents, {offsets.size - 1} queries, 1 thread, "
              f"{args.repeats} paired repeats"]
     for name, scores in score_sets.items():

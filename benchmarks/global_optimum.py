@@ -35,64 +35,21 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._instances import instance_suite
-from stochrank_objectives import StochasticRank
-from stochrank_objectives.baselines import LambdaMART
+from . import _boosters
+from ._instances import GRADE_MAX, METRICS, instance_suite
+from ._registry import BEFORE_ISSUE_22, instance_defaults, study
 
 DEPTH, LEARNING_RATE = 3, 0.1
+#: the methods (benchmarks._registry, study "global_optimum"): ours, the extras (run on request)
+#: and each booster's natives
+METHODS = study("global_optimum")
+OBJECTIVES = [m.name for m in METHODS.values() if not m.is_native and not m.extra]
+EXTRA_OBJECTIVES = [m.name for m in METHODS.values() if m.extra]
 
 
 def default_objective(inst, seed):
-    """What a user gets from ``StochasticRank(metric=..., top=...)`` (plus the instance's ERR
-    grade mapping, which is a property of the labels, and the seed)."""
-    extra = {"grade_max": 3} if inst.metric == "ERR" else {}
-    return StochasticRank(metric=inst.metric, top=inst.top, seed=seed, **extra)
-
-
-def our_lambdamart(inst, seed):
-    return LambdaMART(metric="MRR" if inst.metric == "MRR" else "NDCG", top=inst.top)
-
-
-def variant(**params):
-    """The defaults with ``params`` changed (e.g. SR-R1: ``mu``)."""
-    def make(inst, seed):
-        return default_objective(inst, seed).set_params(**params)
-    return make
-
-
-def paper_objective(inst, seed):
-    extra = {"grade_max": 3} if inst.metric == "ERR" else {}
-    return StochasticRank.paper(metric=inst.metric, top=inst.top, seed=seed, **extra)
-
-
-OBJECTIVES = {"StochasticRank (defaults)": default_objective, "LambdaMART (ours)": our_lambdamart}
-#: the defaults before issue 22 (a unit hessian, sigma 0.3 annealed to 0.1, MRR without
-#: reach), at which the LightGBM-only studies below were run: pinned, so that their committed
-#: rows stay reproducible
-BEFORE_ISSUE_22 = {"hessian": "constant", "sigma": 0.3, "reach": 0.0}
-
-
-def before_issue_22(**params):
-    """The defaults before issue 22 with ``params`` changed."""
-    return variant(**{**BEFORE_ISSUE_22, **params})
-
-
-# Run on request (--methods): SR-R1 at several mu, the paper's parametrisation, the smoothing
-# schedules, and the defaults of earlier versions.
-EXTRA_OBJECTIVES = {
-    "SR-R1 (defaults, mu=0.1)": before_issue_22(mu=0.1),
-    "SR-R1 (defaults, mu=0.3)": before_issue_22(mu=0.3),
-    "SR-R1 (defaults, mu=1)": before_issue_22(mu=1.0), "StochasticRank.paper()": paper_objective,
-    "constant sigma=0.3": before_issue_22(anneal_half_life=None),
-    "constant sigma=0.1": before_issue_22(sigma=0.1, anneal_half_life=None),
-    "n_samples=4": before_issue_22(n_samples=4), "sigma_min=0.05": before_issue_22(sigma_min=0.05),
-    "sigma 0.2, sigma_min=0.05": before_issue_22(sigma=0.2, sigma_min=0.05),
-    "unit hessian": variant(**BEFORE_ISSUE_22),
-    # the default from issue 22's curvature hessian until the constant sigma = 0.1
-    "sigma 0.3 annealed": variant(sigma=0.3, reach=0.0),
-    # the default from the constant sigma = 0.1 until MRR's reach (MRR instances differ only)
-    "MRR without reach": variant(reach=0.0)}
-ALL_OBJECTIVES = {**OBJECTIVES, **EXTRA_OBJECTIVES}
+    """What a user gets from ``StochasticRank(metric=..., top=...)`` on the instance."""
+    return instance_defaults(inst.target, seed)
 
 
 # Booster settings shared by our objectives and the natives (see the module docstring).
@@ -103,95 +60,58 @@ TREES = {
     "catboost": dict(depth=DEPTH, boosting_type="Plain", bootstrap_type="No",
                      random_strength=0.0),
 }
-RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
-           "catboost": "StochasticCatBoostRanker"}
+#: per booster: the dataset parameters of its native training (LightGBM: bins of one document)
+DATASET = {"lightgbm": {"dataset_params": {"min_data_in_bin": 1}}}
 
 
 def train_ours(booster, method, inst, seed, iterations):
     """One of our objectives through the booster's ranker; returns the training scores."""
-    import stochrank_objectives
-
-    ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
-    ranker = ranker_class(ALL_OBJECTIVES[method](inst, seed), n_estimators=iterations,
-                          learning_rate=LEARNING_RATE, random_state=seed, n_jobs=1,
-                          **TREES[booster])
+    ranker = _boosters.ranker_class(booster)(
+        METHODS[method].make(inst.target, {}, seed), n_estimators=iterations,
+        learning_rate=LEARNING_RATE, random_state=seed, n_jobs=1, **TREES[booster])
     ranker.fit(inst.X, inst.y, qid=inst.qid)
     return ranker.predict(inst.X)
 
 
-# -- the native rankers --------------------------------------------------------------------
-def native_lightgbm(method, inst, seed, iterations):
-    import lightgbm as lgb
-
-    params = dict(TREES["lightgbm"], objective="lambdarank", learning_rate=LEARNING_RATE,
-                  verbose=-1, seed=seed, num_threads=1)
-    if inst.top is not None:
-        params["lambdarank_truncation_level"] = inst.top
-    if inst.metric == "ERR":
-        params["label_gain"] = [2.0 ** g - 1.0 for g in range(32)]
-    ds = lgb.Dataset(inst.X, inst.y, group=inst.group_sizes, params={"min_data_in_bin": 1})
-    booster = lgb.train(params, ds, iterations)
-    return booster.predict(inst.X, raw_score=True)
-
-
-def native_xgboost(method, inst, seed, iterations):
-    import xgboost as xgb
-
-    params = dict(TREES["xgboost"], objective="rank:ndcg", eta=LEARNING_RATE, seed=seed,
-                  nthread=1, lambdarank_num_pair_per_sample=inst.top or 1, base_score=0.0)
-    booster = xgb.train(params, xgb.DMatrix(inst.X, inst.y, qid=inst.qid), iterations)
-    return booster.predict(xgb.DMatrix(inst.X), output_margin=True)
-
-
-def _catboost_metric(inst):
-    top = f"top={inst.top};" if inst.top is not None else ""
-    return {"NDCG": f"NDCG:{top}type=Exp", "MRR": "MRR", "ERR": f"ERR:{top}".rstrip(";")}[
-        inst.metric]
-
-
-def native_catboost(method, inst, seed, iterations):
-    from catboost import CatBoost, Pool
-
-    labels = inst.y / 3.0 if inst.metric == "ERR" else inst.y  # ERR takes probabilities
-    loss = "YetiRank" if method == "native YetiRank" else \
-        "LambdaMart:metric=" + _catboost_metric(inst).replace(":", ";")
-    model = CatBoost(dict(TREES["catboost"], loss_function=loss, iterations=iterations,
-                          learning_rate=LEARNING_RATE, random_seed=seed, verbose=False,
-                          thread_count=1, allow_writing_files=False))
-    model.fit(Pool(inst.X, labels, group_id=inst.qid))
-    return model.predict(inst.X, prediction_type="RawFormulaVal")
-
-
-NATIVE = {"lightgbm": native_lightgbm, "xgboost": native_xgboost, "catboost": native_catboost}
+def train_native(booster, method, inst, seed, iterations):
+    """A booster's native ranker (same trees); returns the training scores."""
+    target = inst.target
+    params = dict(TREES[booster], **METHODS[method].native[booster](target, {}),
+                  **_boosters.common_params(booster, LEARNING_RATE, seed, threads=1))
+    labels = inst.y
+    if booster == "catboost":
+        params["iterations"] = iterations
+        if target.needs_grade_max:  # CatBoost's ERR takes probabilities
+            labels = inst.y / float(GRADE_MAX)
+    model = _boosters.train(booster, params, inst, iterations, labels=labels,
+                            **DATASET.get(booster, {}))
+    return model.predict(inst.X)
 
 
 def trainer(booster):
     """``trainer(booster)(method, inst, seed, iterations)`` -> training scores."""
     def train(method, inst, seed, iterations):
-        if method.startswith("native"):
-            return NATIVE[booster](method, inst, seed, iterations)
+        if METHODS[method].is_native:
+            return train_native(booster, method, inst, seed, iterations)
         return train_ours(booster, method, inst, seed, iterations)
     return train
 
 
-BOOSTERS = {
-    "lightgbm": (trainer("lightgbm"), ["native lambdarank"]),
-    "xgboost": (trainer("xgboost"), ["native rank:ndcg"]),
-    "catboost": (trainer("catboost"), ["native YetiRank", "native LambdaMart"]),
-}
+BOOSTERS = {booster: trainer(booster) for booster in _boosters.BOOSTERS}
 
 
 def methods_for(booster, selected=None):
     """The booster's default methods, or those of ``selected`` it can run (extras included)."""
+    mine = [m for m in METHODS.values() if booster in m.boosters]
     if selected is None:
-        return list(OBJECTIVES) + BOOSTERS[booster][1]
-    return [m for m in list(ALL_OBJECTIVES) + BOOSTERS[booster][1] if m in selected]
+        return [m.name for m in mine if not m.extra]
+    return [m.name for m in mine if m.name in selected]
 
 
 def run(instances, seeds, iterations, boosters, methods=None, progress=print):
     rows = []
     for booster in boosters:
-        trainer = BOOSTERS[booster][0]
+        trainer = BOOSTERS[booster]
         for method in methods_for(booster, methods):
             start = time.perf_counter()
             for inst in instances:
@@ -243,7 +163,7 @@ def markdown(rows, n_instances, seeds, iterations):
         hits = sum(r["hit"] for r in mine)
         lo, hi = wilson(hits, len(mine))
         per = []
-        for metric in ("NDCG", "MRR", "ERR"):
+        for metric in METRICS:
             sub = [r["hit"] for r in mine if r["metric"] == metric]
             per.append(f"{np.mean(sub):.3f}" if sub else "-")
         lines.append(f"| {booster} | {method} | {hits / len(mine):.3f} ({hits}/{len(mine)}) | "
@@ -264,8 +184,7 @@ def plot(rows, path):
             keys.append((r["booster"], r["method"]))
     rates = [np.mean([r["hit"] for r in rows if (r["booster"], r["method"]) == k]) for k in keys]
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(keys) + 1))
-    colours = ["C0" if k[1].startswith("StochasticRank") else "C1" if "ours" in k[1] else "C7"
-               for k in keys]
+    colours = [METHODS[k[1]].colour for k in keys]
     ax.barh([f"{b}: {m}" for b, m in keys], rates, color=colours)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)

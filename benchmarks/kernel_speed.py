@@ -27,7 +27,6 @@ import argparse
 import json
 import platform
 import resource
-import time
 from pathlib import Path
 
 import numba
@@ -37,7 +36,8 @@ from numba import njit, prange
 from stochrank_objectives import StochasticRank, query_offsets_from_sizes
 from stochrank_objectives.kernels.rng import fill_standard_normal, stream_key
 
-LABEL_PROBS = np.array([0.52, 0.32, 0.13, 0.02, 0.01])  # MSLR-WEB30K-like grade mix
+from ._mslr import LABEL_PROBS, make_data
+from ._timing import paired_median_times
 
 
 @njit(cache=True, parallel=True)
@@ -70,33 +70,6 @@ def noise_and_sort_floor(scores, query_offsets, sigma, seed, iteration):
 def noise_only_floor(scores, query_offsets, sigma, seed, iteration):
     """The noise-only floor: noise added, no ordering."""
     return noisy_scores_floor(scores, query_offsets, sigma, seed, iteration, False)
-
-
-def make_data(n_docs: int, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    sizes = []
-    total = 0
-    while total < n_docs:
-        size = int(np.clip(rng.lognormal(np.log(120) - 0.125, 0.5), 2, 1000))
-        sizes.append(size)
-        total += size
-    offsets = query_offsets_from_sizes(sizes)
-    labels = rng.choice(5, size=total, p=LABEL_PROBS).astype(np.float64)
-    trained = 0.5 * labels + rng.standard_normal(total)
-    return offsets, labels, {"trained": trained, "initial": np.zeros(total)}
-
-
-def paired_median_times(fns, repeats: int):
-    """Median seconds of each function of ``fns``, run in turn so load drift hits all."""
-    for fn in fns:  # warm-up (compilation, caches)
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, bucket in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return [float(np.median(bucket)) for bucket in times]
 
 
 def peak_rss_mib() -> float:
@@ -170,7 +143,8 @@ def main(argv=None):
                         help="largest single query also timed with the exact (quadratic) sums")
     args = parser.parse_args(argv)
 
-    offsets, labels, states = make_data(args.docs)
+    data = make_data(args.docs)
+    offsets, labels, states = data.query_offsets, data.labels, data.scores
     n_docs = labels.size
     sizes = np.diff(offsets)
     header = (f"kernel_speed: {n_docs:,} documents, {sizes.size:,} queries "

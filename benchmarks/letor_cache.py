@@ -4,7 +4,7 @@
         [--out benchmarks/results/letor_cache.txt]
 
 Data: an MSLR-shaped file written to a temporary folder (query sizes and grade mix of
-:func:`benchmarks.kernel_speed.make_data`, 136 dense features with 6 significant digits, plain
+:func:`benchmarks._mslr.make_data`, 136 dense features with 6 significant digits, plain
 text as MSLR-WEB10K/30K ship it). Timed side by side, medians over ``--repeats`` runs after one
 warm-up each: the text parse (:func:`stochrank_objectives.letor.load_letor_file` without a
 cache), and a load from a fresh cache (what ``--data`` does from the second run on). The first
@@ -25,14 +25,16 @@ import numpy as np
 from stochrank_objectives.letor import load_letor_file
 
 from ._data import RESULTS
-from .kernel_speed import make_data, paired_median_times
+from ._mslr import make_data
+from ._timing import paired_median_times
 
 N_FEATURES = 136   # MSLR-WEB10K/30K
 
 
 def write_mslr_shaped(path: Path, n_docs: int, seed: int = 0) -> int:
     """An MSLR-shaped LETOR text file of at least ``n_docs`` lines; returns its line count."""
-    offsets, labels, _ = make_data(n_docs, seed)
+    data = make_data(n_docs, seed=seed)
+    offsets, labels = data.query_offsets, data.labels
     rng = np.random.default_rng(seed + 1)
     qid = np.repeat(np.arange(1, offsets.size), np.diff(offsets))
     X = rng.lognormal(0.0, 2.0, size=(labels.size, N_FEATURES))

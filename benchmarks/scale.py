@@ -5,7 +5,7 @@
                                [--objective stochasticrank|yetirank]
                                [--data-cache DIR] [--out benchmarks/results]
 
-Data: :func:`benchmarks.training_speed.make_data` -- MSLR-shaped queries (log-normal sizes of
+Data: :func:`benchmarks._mslr.make_data` -- MSLR-shaped queries (log-normal sizes of
 mean ~120, so 3.77M documents make ~31.5k queries, as MSLR-WEB30K), ``--features`` float32
 Gaussian features, labels 0-4 in MSLR-WEB30K's grade mix (52/32/13/2/1 %) cut from a noisy
 linear score. It is generated once and saved as ``.npy`` files (a temporary folder removed at the
@@ -65,16 +65,20 @@ from pathlib import Path
 
 import numpy as np
 
-OBJECTIVES = ("stochasticrank", "yetirank")
-#: per objective: the package's objective's seconds per tree / the native LambdaMART's
-TARGET_TREE_RATIO = {"stochasticrank": {"lightgbm": 1.2, "xgboost": 1.2, "catboost": 1.0},
-                     "yetirank": {"lightgbm": 1.2, "xgboost": 1.2, "catboost": 1.2}}
-#: the package's objective in row labels and ratio lines
-LABEL = {"stochasticrank": "SR", "yetirank": "YetiRank"}
+from . import _boosters
+from ._boosters import BOOSTERS, LAMBDAMART_NAMES as NATIVE_NAME
+from ._mslr import make_data
+from ._registry import speed_methods
+from ._targets import Target
+from ._timing import CatBoostStamp, TimedObjective
+
+#: the package's objectives of the ``sr`` rows (benchmarks._registry, study "speed"): their
+#: label in rows and ratio lines, their target per tree (``settings["tree_target"]``: seconds
+#: per tree / the native LambdaMART's)
+METHODS = speed_methods("scale")
+OBJECTIVES = tuple(METHODS)
+TARGET_TREE_RATIO = {name: m.settings["tree_target"] for name, m in METHODS.items()}
 TARGET_RSS_RATIO = {"lightgbm": 2.5, "xgboost": 2.5}
-BOOSTERS = ("lightgbm", "xgboost", "catboost")
-NATIVE_NAME = {"lightgbm": "lambdarank", "xgboost": "rank:ndcg",
-               "catboost": "LambdaMart"}
 #: configurations per booster, in run order (reversed in odd rounds)
 KINDS = {"lightgbm": ("native", "sr"), "xgboost": ("native", "sr"),
          "catboost": ("native", "sr", "python_floor")}
@@ -87,9 +91,7 @@ FULL_SIZE = {"docs": 3_770_000, "trees": 100}  # MSLR-WEB30K's documents; the pa
 
 def make_objective(name: str):
     """The package's objective of the ``sr`` configurations, at its defaults."""
-    from stochrank_objectives import StochasticRank, YetiRank
-
-    return StochasticRank(metric="NDCG", top=TOP) if name == "stochasticrank" else YetiRank()
+    return METHODS[name].make(Target("NDCG", TOP), {}, seed=0)
 
 
 # -- data (parent) -----------------------------------------------------------------------------
@@ -101,10 +103,9 @@ def write_data(folder: Path, n_docs: int, n_features: int) -> dict:
         meta = json.loads(meta_path.read_text())
         if {k: meta.get(k) for k in wanted} == wanted:
             return meta
-    from .training_speed import make_data
-
     folder.mkdir(parents=True, exist_ok=True)
-    X, labels, sizes, qid, _ = make_data(n_docs, n_features, seed=0)
+    data = make_data(n_docs, n_features, seed=0)
+    X, labels, sizes, qid = data.X, data.labels, data.sizes, data.qid
     np.save(folder / "X.npy", X)
     np.save(folder / "y.npy", labels)
     np.save(folder / "qid.npy", qid)
@@ -142,11 +143,12 @@ def peak_rss_bytes() -> int:
 
 
 def _native_ranker(booster, trees, threads, stamp):
+    """The booster's own scikit-learn ranker with its LambdaMART at NDCG@TOP."""
     common = dict(n_estimators=trees, learning_rate=LEARNING_RATE, random_state=0)
     if booster == "lightgbm":
         import lightgbm as lgb
 
-        return lgb.LGBMRanker(objective="lambdarank", lambdarank_truncation_level=TOP,
+        return lgb.LGBMRanker(**_boosters.lightgbm_lambdarank(TOP),
                               num_leaves=63, max_depth=DEPTH, max_bin=BINS, n_jobs=threads,
                               verbose=-1, **common), {"callbacks": [lambda env: stamp()]}
     if booster == "xgboost":
@@ -157,17 +159,18 @@ def _native_ranker(booster, trees, threads, stamp):
                 stamp()
                 return False
 
-        return xgb.XGBRanker(objective="rank:ndcg", lambdarank_pair_method="topk",
-                             lambdarank_num_pair_per_sample=TOP, tree_method="hist",
+        return xgb.XGBRanker(**_boosters.xgboost_rank_ndcg(TOP, topk=True), tree_method="hist",
                              max_depth=DEPTH, max_bin=BINS, n_jobs=threads,
                              callbacks=[Stamp()], **common), {}
     from catboost import CatBoostRanker
 
-    return CatBoostRanker(loss_function=f"LambdaMart:metric=NDCG;top={TOP}", depth=DEPTH,
-                          border_count=BINS, boosting_type="Plain", bootstrap_type="No",
-                          thread_count=threads, verbose=False, allow_writing_files=False,
-                          metric_period=10 ** 6, iterations=trees, learning_rate=LEARNING_RATE,
-                          random_seed=0), {"callbacks": [_CatBoostStamp(stamp)]}
+    return CatBoostRanker(loss_function=_boosters.catboost_loss("LambdaMart", metric="NDCG",
+                                                                top=TOP),
+                          depth=DEPTH, border_count=BINS, boosting_type="Plain",
+                          bootstrap_type="No", thread_count=threads, verbose=False,
+                          allow_writing_files=False, metric_period=10 ** 6, iterations=trees,
+                          learning_rate=LEARNING_RATE, random_seed=0), \
+        {"callbacks": [CatBoostStamp(stamp)]}
 
 
 class NumpyRMSE:
@@ -190,36 +193,18 @@ def _catboost_python_floor(trees, threads, stamp):
                           thread_count=threads, verbose=False, allow_writing_files=False,
                           metric_period=10 ** 6, iterations=trees,
                           learning_rate=LEARNING_RATE, random_seed=0))
-    return model, {"callbacks": [_CatBoostStamp(stamp)]}
-
-
-class _CatBoostStamp:
-    def __init__(self, stamp):
-        self.stamp = stamp
-
-    def after_iteration(self, info) -> bool:
-        self.stamp()
-        return True
+    return model, {"callbacks": [CatBoostStamp(stamp)]}
 
 
 def _sr_ranker(booster, trees, threads, objective, stamp):
+    """The package's ranker of ``booster`` with ``objective`` and the natives' trees."""
     common = dict(n_estimators=trees, learning_rate=LEARNING_RATE, random_state=0,
                   n_jobs=threads)
-    if booster == "lightgbm":
-        from stochrank_objectives.adapters.lightgbm import StochasticLGBMRanker
-
-        return StochasticLGBMRanker(objective, num_leaves=63, max_depth=DEPTH, max_bin=BINS,
-                                    **common)
-    if booster == "xgboost":
-        from stochrank_objectives.adapters.xgboost import StochasticXGBRanker
-
-        return StochasticXGBRanker(objective, tree_method="hist", max_depth=DEPTH, max_bin=BINS,
-                                   **common)
-    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
-
-    return StochasticCatBoostRanker(objective, depth=DEPTH, border_count=BINS,
-                                    boosting_type="Plain", bootstrap_type="No",
-                                    callbacks=[_CatBoostStamp(stamp)], **common)
+    trees_of = {"lightgbm": dict(num_leaves=63, max_depth=DEPTH, max_bin=BINS),
+                "xgboost": dict(tree_method="hist", max_depth=DEPTH, max_bin=BINS),
+                "catboost": dict(depth=DEPTH, border_count=BINS, boosting_type="Plain",
+                                 bootstrap_type="No", callbacks=[CatBoostStamp(stamp)])}
+    return _boosters.ranker_class(booster)(objective, **trees_of[booster], **common)
 
 
 def _record_adapter_calls(booster: str, after=None) -> list:
@@ -266,8 +251,6 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
               warmup: int, objective_name: str = "stochasticrank") -> dict:
     """Train one configuration on the saved data; the measurements as a dict."""
     import numba
-
-    from .training_speed import TimedObjective
 
     numba.set_num_threads(threads)
     objective = TimedObjective(make_objective(objective_name))
@@ -364,7 +347,7 @@ def _median(values):
 def summarise(runs: list[dict], boosters, x_bytes: int, emit,
               objective: str = "stochasticrank") -> list[dict]:
     """The table and the target lines; returns one summary per booster."""
-    ours = LABEL[objective]
+    ours = METHODS[objective].label
     emit("| booster | variant | s/tree (IQR) | CPU s/tree | in adapter / grad_hess s/tree | "
          "load s | fit s | peak RSS GiB (x features) | RSS after imports / data GiB |")
     emit("|---|---|---|---|---|---|---|---|---|")
@@ -495,7 +478,9 @@ def parse_args(argv):
     parser.add_argument("--child", nargs=2, metavar=("BOOSTER", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.name is None:
-        args.name = "scale" if args.objective == "stochasticrank" else f"scale_{args.objective}"
+        # StochasticRank's outputs keep the plain name
+        args.name = "scale" if METHODS[args.objective].stochastic_rank \
+            else f"scale_{args.objective}"
     if args.trees - 1 - args.warmup < 3:
         parser.error("need at least 3 timed trees: raise --trees or lower --warmup")
     if args.threads < 1 or args.rounds < 1:
@@ -505,11 +490,9 @@ def parse_args(argv):
 
 def describe_objective(objective: str) -> str:
     """The header's sentence naming the package's objective of the ``sr`` rows."""
-    if objective == "yetirank":
-        return ("YetiRank = YetiRank() (Classic, its defaults: 10 noisy permutations per query "
-                "and call, adjacent pairs weighted 0.15 decay^(k-1) |r_a - r_b|, decay 0.85, "
-                "logistic noise, seed 0) through the package's rankers")
-    return f"SR = StochasticRank(metric='NDCG', top={TOP}) through the package's rankers"
+    method = METHODS[objective]
+    return (f"{method.label} = {method.note.format(metric='NDCG', top=TOP)} through the "
+            "package's rankers")
 
 
 def write_report(args, meta, runs, generated, loads=None) -> None:
@@ -525,7 +508,8 @@ def write_report(args, meta, runs, generated, loads=None) -> None:
     emit = lines.append
     x_bytes = meta["x_bytes"]
     mix = "/".join(f"{p:.0%}" for p in meta["grade_mix"])
-    title = "scale" if args.objective == "stochasticrank" else f"scale ({LABEL[args.objective]})"
+    method = METHODS[args.objective]
+    title = "scale" if method.stochastic_rank else f"scale ({method.label})"
     emit(f"# {title}: {meta['rows']:,} documents x {meta['features']} float32 features "
          f"({x_bytes / GIB:.2f} GiB), {meta['queries']:,} queries (mean {meta['mean_query']:.1f}"
          f", max {meta['max_query']}), grades 0-4 {mix}")

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._instances import instance_suite
-from benchmarks.global_optimum import BEFORE_ISSUE_22, default_objective
+from ._instances import instance_suite
+from ._registry import BEFORE_ISSUE_22, instance_defaults
 
 LEARNING_RATE = 0.1
 
@@ -42,7 +42,7 @@ def objective(inst, seed, **params):
     """The global-optimum benchmark's ``StochasticRank`` for the instance at the defaults of
     this study (``BEFORE_ISSUE_22``: a unit hessian, sigma 0.3 annealed to 0.1), ``params``
     changed."""
-    return default_objective(inst, seed).set_params(**{**BEFORE_ISSUE_22, **params})
+    return instance_defaults(inst.target, seed).set_params(**{**BEFORE_ISSUE_22, **params})
 
 
 def run_items(inst, obj, iterations, temp=0.0, seed=0):

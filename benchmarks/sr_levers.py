@@ -53,13 +53,19 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from ._boosters import SMALL_HESSIAN
 from ._data import load_split
+from ._fixed import TARGETS, run_one
 from ._jsonl import append_row, read_rows
+from ._registry import TUNED_METHODS
 from ._study import writable_folder
+from ._targets import parse_target, target_arg
 from ._trials import TrainConfig
-from .defaults import TARGETS, run_one
 
-NATIVE = "native LambdaMART"
+#: the reference native (benchmarks.defaults' native LambdaMART) and the method every variant
+#: changes (benchmarks.defaults' SR-R1soft)
+NATIVE = TUNED_METHODS["native_lambdamart"].defaults.name
+SR = TUNED_METHODS["sr_r1soft"].defaults.name
 DEFAULT = "SR-R1soft (unit hessian)"  # the defaults before issue 22
 #: the settings every variant starts from: StochasticRank's defaults when the study was run
 #: (sigma 0.3 annealed to sigma_min 0.1, half-life 100, MRR without reach, NDCG@5 in every
@@ -101,8 +107,8 @@ VARIANTS = {DEFAULT: {"hessian": "constant"},
             # minimum leaf hessian of 1e-3): XGBoost's reg_lambda = 1 / min_child_weight = 1 and
             # CatBoost's l2_leaf_reg = 3 shrink the leaves of small curvature (documents far down
             # a long list)
-            "default, sigma=0.1, L2 0, min hessian 1e-3": {"sigma": 0.1, "l2": 0.0,
-                                                           "min_hessian": 1e-3},
+            "default, sigma=0.1, L2 0, min hessian 1e-3": {"sigma": 0.1,
+                                                           "leaves": SMALL_HESSIAN},
             # MRR's reach (MRR target only): a relevant document continues the cascade with
             # probability reach, so the relevant documents below the first get a gradient;
             # "MRR reach 0.3" is the package default since the study chose it
@@ -122,10 +128,17 @@ VARIANTS = {DEFAULT: {"hessian": "constant"},
 CURVATURE = "hessian=abs_gradient_normalised"
 #: the package default since the study chose it: the reference of the last column
 TODAY = "default, sigma=0.1"
-#: the variants that change the training cutoff: NDCG@5 target only (MRR has no cutoff)
+#: the variants that change the training cutoff: targets with a cutoff only (NDCG@5, not MRR)
 CUTOFF_VARIANTS = {v for v, s in VARIANTS.items() if "train_top" in s or "min_top_share" in s}
-#: the variants that give MRR a reach: MRR target only
+#: the variants that give MRR a reach: targets with a reach only (MRR)
 REACH_VARIANTS = {v for v, s in VARIANTS.items() if s.get("reach")}
+
+
+def runs_for(variant, target) -> bool:
+    """Whether ``variant`` is measured for ``target`` (the cutoff and reach levers need one)."""
+    target = parse_target(target)
+    return not (variant in CUTOFF_VARIANTS and target.top is None
+                or variant in REACH_VARIANTS and not target.has_reach)
 #: data set -> folds and seeds of the study (kept small: a 2-core machine shared by three)
 PLAN = {"mq2008": ([1, 2, 3, 4, 5], [0, 1, 2]), "lightgbm_lambdarank": ([1], [0, 1, 2]),
         "longlists": ([1, 2, 3, 4, 5], [0])}
@@ -136,7 +149,7 @@ def run_variant(dataset, booster, variant, target, fold, seed, split, cfg, depth
     if variant == NATIVE:
         row = run_one(booster, NATIVE, target, fold, seed, split, cfg, depth)
     else:
-        row = run_one(booster, "SR-R1soft", target, fold, seed, split, cfg, depth,
+        row = run_one(booster, SR, target, fold, seed, split, cfg, depth,
                       overrides={**STUDY_BASE, **VARIANTS[variant]})
     return dict(row, dataset=dataset, method=variant, max_trees=cfg.max_trees, depth=depth)
 
@@ -180,7 +193,13 @@ def summarise(rows):
              "vs the native | vs today's default |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     groups = dict.fromkeys((_label(r), r["booster"], r["target"]) for r in rows)
-    for dataset, booster, target in sorted(groups, key=lambda g: (g[0], g[1], TARGETS.index(g[2]))):
+
+    def order(group):   # the paper's targets first, in their order, then the others by name
+        target = group[2]
+        return group[:2] + ((TARGETS.index(target), "") if target in TARGETS
+                            else (len(TARGETS), target))
+
+    for dataset, booster, target in sorted(groups, key=order):
         mine = [r for r in rows if (_label(r), r["booster"], r["target"]) ==
                 (dataset, booster, target)]
         for method in [NATIVE, *VARIANTS]:
@@ -207,7 +226,7 @@ def main(argv=None):
                     choices=list(VARIANTS) + [NATIVE])
     ap.add_argument("--boosters", nargs="+", default=["lightgbm"],
                     choices=["lightgbm", "xgboost", "catboost"])
-    ap.add_argument("--targets", nargs="+", default=list(TARGETS), choices=list(TARGETS))
+    ap.add_argument("--targets", nargs="+", default=list(TARGETS), type=target_arg)
     ap.add_argument("--folds", type=int, nargs="+", default=None, help="default: PLAN's")
     ap.add_argument("--seeds", type=int, nargs="+", default=None, help="default: PLAN's")
     ap.add_argument("--depth", type=int, default=6)
@@ -228,8 +247,7 @@ def main(argv=None):
             split = load_split(dataset, fold)
             for seed in args.seeds or seeds:
                 for booster, target, method in product(args.boosters, args.targets, methods):
-                    if (method in CUTOFF_VARIANTS and target != "NDCG@5"
-                            or method in REACH_VARIANTS and target != "MRR"):
+                    if not runs_for(method, target):
                         continue
                     if (dataset, booster, method, target, fold, seed, cfg.max_trees,
                             args.depth) in done:

@@ -36,32 +36,29 @@ import warnings
 from pathlib import Path
 
 
-from stochrank_objectives import StochasticRank
 from stochrank_objectives.data import synthetic_two_queries
 from stochrank_objectives.metrics import ndcg_at_k
 from stochrank_objectives.sglb import SGLB
+
+from . import _boosters
+from ._registry import study
+from ._targets import parse_target
 
 PAPER = dict(depth=3, learning_rate=0.1, iterations=1000, diffusion_temperature=1e3,
              model_shrink_rate=1e-3)
 GLOBAL_OPTIMUM = 0.917
 LOCAL_OPTIMUM = 0.903
-
-PARAMETRISATIONS = {"defaults": (StochasticRank, 0.1), "paper": (StochasticRank.paper, 1.0)}
-SR_VARIANTS = {
-    f"SR-{variant}{' + SGLB' if sglb else ''} ({name})": dict(
-        make=make, mu=r1_mu if variant == "R1" else 0.0, sglb=sglb)
-    for name, (make, r1_mu) in PARAMETRISATIONS.items() for sglb in (False, True)
-    for variant in ("R1soft", "R1")
-}
+TARGET = parse_target("NDCG@3")
+#: the methods (benchmarks._registry, study "synthetic"): the SR variants, then the natives
+METHODS = study("synthetic")
+#: the table's booster names -> the boosters
+BOOSTERS = {name: booster for booster, name in _boosters.DISPLAY_NAMES.items()}
+#: the older name of the LightGBM and XGBoost native LambdaMART rows (``TRAINERS`` takes it)
+NATIVE_ALIAS = "native"
 
 
 def ndcg3(scores, data) -> float:
     return ndcg_at_k(scores, data.y, data.query_offsets, 3, ties="worst")
-
-
-def _objective(variant, seed):
-    mu = {"mu": variant["mu"]} if variant["mu"] else {}
-    return variant["make"](metric="NDCG", top=3, seed=seed, **mu)
 
 
 def _sglb(settings, seed):
@@ -73,101 +70,66 @@ def _sglb(settings, seed):
 # constraints, no L2 (CatBoost: its own), no row sampling or random split strength.
 def tree_params(booster, settings):
     depth = settings["depth"]
-    if booster == "LightGBM":
+    if booster == "lightgbm":
         return dict(max_depth=depth, num_leaves=2 ** depth, min_data_in_leaf=1,
                     min_data_in_bin=1, min_sum_hessian_in_leaf=0.0, lambda_l2=0.0,
                     deterministic=True)
-    if booster == "XGBoost":
+    if booster == "xgboost":
         return dict(max_depth=depth, min_child_weight=0.0, reg_lambda=0.0, tree_method="exact")
     return dict(depth=depth, boosting_type="Plain", bootstrap_type="No", random_strength=0.0)
 
 
-RANKERS = {"LightGBM": "StochasticLGBMRanker", "XGBoost": "StochasticXGBRanker",
-           "CatBoost": "StochasticCatBoostRanker"}
-
-
 def train_ours(booster, method, seed, settings, data):
     """An SR variant through the booster's ranker; returns the training scores."""
-    import stochrank_objectives
-
-    variant = SR_VARIANTS[method]
-    ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
-    ranker = ranker_class(_objective(variant, seed), n_estimators=settings["iterations"],
-                          learning_rate=settings["learning_rate"],
-                          sglb=_sglb(settings, seed) if variant["sglb"] else None,
-                          random_state=seed, n_jobs=1, **tree_params(booster, settings))
+    m = METHODS[method]
+    ranker = _boosters.ranker_class(booster)(
+        m.make(TARGET, {}, seed), n_estimators=settings["iterations"],
+        learning_rate=settings["learning_rate"], sglb=_sglb(settings, seed) if m.sglb else None,
+        random_state=seed, n_jobs=1, **tree_params(booster, settings))
     ranker.fit(data.X, data.y, qid=data.qid)
     return ranker.predict(data.X)
 
 
-# -- the native rankers --------------------------------------------------------------------
-def native_lightgbm(method, seed, settings, data):
-    import lightgbm as lgb
-
-    ds = lgb.Dataset(data.X, data.y, group=data.group_sizes, params={"min_data_in_bin": 1})
-    params = dict(tree_params("LightGBM", settings), objective="lambdarank",
-                  lambdarank_truncation_level=3, learning_rate=settings["learning_rate"],
-                  verbose=-1, seed=seed, num_threads=1)
-    booster = lgb.train(params, ds, settings["iterations"])
-    return booster.predict(data.X, raw_score=True)
-
-
-def native_xgboost(method, seed, settings, data):
-    import xgboost as xgb
-
-    dtrain = xgb.DMatrix(data.X, data.y, qid=data.qid)
-    params = dict(tree_params("XGBoost", settings), objective="rank:ndcg",
-                  eta=settings["learning_rate"], seed=seed, nthread=1,
-                  lambdarank_num_pair_per_sample=3, base_score=0.0)
-    booster = xgb.train(params, dtrain, settings["iterations"])
-    return booster.predict(xgb.DMatrix(data.X), output_margin=True)
-
-
-def native_catboost(method, seed, settings, data):
-    from catboost import CatBoost, Pool
-
-    loss, use_sglb = CATBOOST_NATIVE[method]
-    params = dict(tree_params("CatBoost", settings), loss_function=loss,
-                  iterations=settings["iterations"], learning_rate=settings["learning_rate"],
-                  random_seed=seed, verbose=False, thread_count=1, allow_writing_files=False)
-    if use_sglb:
-        params.update(langevin=True, diffusion_temperature=settings["diffusion_temperature"],
-                      model_shrink_rate=settings["model_shrink_rate"])
-    model = CatBoost(params)
-    model.fit(Pool(data.X, data.y, group_id=data.qid))
-    return model.predict(data.X, prediction_type="RawFormulaVal")
-
-
-CATBOOST_NATIVE = {
-    "native YetiRank": ("YetiRank", False),
-    "native LambdaMart": ("LambdaMart:metric=NDCG;top=3", False),
-    "native StochasticRank": ("StochasticRank:metric=NDCG;top=3;type=Exp", False),
-    "native StochasticRank + SGLB": ("StochasticRank:metric=NDCG;top=3;type=Exp", True),
-}
-NATIVE = {"LightGBM": native_lightgbm, "XGBoost": native_xgboost, "CatBoost": native_catboost}
-
-
-def trainer(booster):
-    """``trainer(booster)(method, seed, settings, data)`` -> training scores."""
-    def train(method, seed, settings, data):
-        if method in SR_VARIANTS:
-            return train_ours(booster, method, seed, settings, data)
-        return NATIVE[booster](method, seed, settings, data)
-    return train
-
-
-TRAINERS = {booster: trainer(booster) for booster in RANKERS}
+def train_native(booster, method, seed, settings, data):
+    """A booster's native ranker with the same trees (CatBoost's SGLB for a ``sglb``
+    native); returns the training scores."""
+    m = METHODS[method]
+    params = dict(tree_params(booster, settings), **m.native[booster](TARGET, {}),
+                  **_boosters.common_params(booster, settings["learning_rate"], seed,
+                                            threads=1))
+    options = {}
+    if booster == "lightgbm":
+        options["dataset_params"] = {"min_data_in_bin": 1}
+    if booster == "catboost":
+        params["iterations"] = settings["iterations"]
+        if m.sglb:
+            params.update(langevin=True, diffusion_temperature=settings["diffusion_temperature"],
+                          model_shrink_rate=settings["model_shrink_rate"])
+    model = _boosters.train(booster, params, data, settings["iterations"], **options)
+    return model.predict(data.X)
 
 
 def methods_for(booster: str):
-    natives = list(CATBOOST_NATIVE) if booster == "CatBoost" else ["native"]
-    return list(SR_VARIANTS) + natives
+    """The table's methods of ``booster`` (its name in the table, e.g. ``"LightGBM"``)."""
+    return [m.name for m in METHODS.values() if BOOSTERS[booster] in m.boosters]
 
 
-def native_name(booster: str, method: str) -> str:
-    if method != "native":
-        return method
-    return {"LightGBM": "native lambdarank", "XGBoost": "native rank:ndcg"}[booster]
+def trainer(booster):
+    """``trainer(booster)(method, seed, settings, data)`` -> training scores (``booster``: the
+    table's name; ``method``: a name of :func:`methods_for`, or ``"native"`` for the LightGBM or
+    XGBoost native LambdaMART)."""
+    key = BOOSTERS[booster]
+
+    def train(method, seed, settings, data):
+        if method == NATIVE_ALIAS:
+            method = next(m.name for m in METHODS.values() if m.lambdamart and key in m.boosters)
+        if METHODS[method].is_native:
+            return train_native(key, method, seed, settings, data)
+        return train_ours(key, method, seed, settings, data)
+    return train
+
+
+TRAINERS = {booster: trainer(booster) for booster in BOOSTERS}
 
 
 def run(seeds, settings, boosters=tuple(TRAINERS), progress=print):
@@ -182,7 +144,7 @@ def run(seeds, settings, boosters=tuple(TRAINERS), progress=print):
                     warnings.simplefilter("ignore")
                     scores = TRAINERS[booster](method, seed, settings, data)
                 values.append(ndcg3(scores, data))
-            row = dict(booster=booster, method=native_name(booster, method), values=values,
+            row = dict(booster=booster, method=method, values=values,
                        seconds=time.perf_counter() - start)
             rows.append(row)
             if progress:

@@ -70,150 +70,67 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from stochrank_objectives import StochasticRank, YetiRank, query_offsets_from_sizes
-
-from .kernel_speed import LABEL_PROBS
+from . import _boosters
+from ._mslr import make_data
+from ._registry import speed_methods
+from ._targets import Target
+from ._timing import CatBoostStamp, Stamps, TimedObjective
 
 TARGET_VS_LAMBDAMART = 1.3
 TARGET_LGB_VS_CATBOOST_SR = 0.5
 TARGET_YETI_VS_LAMBDAMART = 1.2
-OBJECTIVES = ("stochasticrank", "yetirank", "yetiloss")
-
-
-# -- data --------------------------------------------------------------------------------------
-def make_data(n_docs: int, n_features: int = 30, seed: int = 0):
-    """MSLR-shaped ranking data: ``X`` (float32), labels 0-4, query sizes, qid, offsets."""
-    rng = np.random.default_rng(seed)
-    sizes = []
-    total = 0
-    while total < n_docs:  # same size law as benchmarks.kernel_speed.make_data
-        size = int(np.clip(rng.lognormal(np.log(120) - 0.125, 0.5), 2, 1000))
-        sizes.append(size)
-        total += size
-    sizes = np.asarray(sizes, dtype=np.int64)
-    X = rng.standard_normal((total, n_features), dtype=np.float32)
-    w = rng.standard_normal(n_features)
-    score = X.astype(np.float64) @ (w / np.linalg.norm(w)) + rng.standard_normal(total)
-    cuts = np.quantile(score, np.cumsum(LABEL_PROBS)[:-1])
-    labels = np.searchsorted(cuts, score).astype(np.float64)
-    qid = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
-    return X, labels, sizes, qid, query_offsets_from_sizes(sizes)
-
-
-# -- instrumentation ---------------------------------------------------------------------------
-class TimedObjective:
-    """Forwards everything to the wrapped objective and records each ``grad_hess`` call as
-    ``(end timestamp, seconds)``, so the calls can be attributed to iterations."""
-
-    def __init__(self, objective):
-        self._objective = objective
-        self.calls = []
-
-    def grad_hess(self, scores, labels, query_offsets, iteration=0):
-        start = time.perf_counter()
-        out = self._objective.grad_hess(scores, labels, query_offsets, iteration=iteration)
-        end = time.perf_counter()
-        self.calls.append((end, end - start))
-        return out
-
-    def __getattr__(self, name):  # metric_spec etc. (CatBoost's default eval metric)
-        return getattr(self._objective, name)
-
-    def __deepcopy__(self, memo):  # adapters share, never copy, the objective
-        return self
-
-    def __repr__(self):
-        return f"TimedObjective({self._objective!r})"
-
-
-class Stamps:
-    """Per-iteration timestamps from a library callback."""
-
-    def __init__(self):
-        self.t = []
-
-    def mark(self):
-        self.t.append(time.perf_counter())
-
-    def per_iteration(self, warmup: int) -> np.ndarray:
-        return np.diff(np.asarray(self.t))[warmup:]
-
-    def objective_per_iteration(self, calls, warmup: int) -> np.ndarray:
-        """Seconds inside grad_hess during each kept iteration (calls ending in its interval)."""
-        t = np.asarray(self.t)
-        ends = np.array([c[0] for c in calls])
-        secs = np.array([c[1] for c in calls])
-        out = np.zeros(t.size - 1)
-        idx = np.searchsorted(t, ends, side="left") - 1  # interval (t[i], t[i+1]]
-        ok = (idx >= 0) & (idx < out.size)
-        np.add.at(out, idx[ok], secs[ok])
-        return out[warmup:]
-
-
-class _CatBoostStamp:
-    def __init__(self, stamps: Stamps):
-        self.stamps = stamps
-
-    def after_iteration(self, info) -> bool:
-        self.stamps.mark()
-        return True
+#: the objectives of the "+ SR" rows (benchmarks._registry, study "speed")
+METHODS = speed_methods("training_speed")
+OBJECTIVES = tuple(METHODS)
 
 
 # -- runners: each returns (Stamps, TimedObjective | None) -------------------------------------
+def speed_target(args) -> Target:
+    """What the "+ SR" objective trains for: ``--metric`` at ``--top`` (0: the whole list)."""
+    return Target(args.metric, args.top or None)
+
+
 def sr_objective(args):
-    """The objective of the "+ SR" rows: ``--objective``'s."""
-    if args.objective == "yetirank":
-        return YetiRank(seed=0)
-    if args.objective == "yetiloss":
-        return YetiRank(mode="NDCG", top=args.top or None, seed=0)
-    return StochasticRank(metric=args.metric, top=args.top or None, n_samples=1, seed=0)
+    """The objective of the "+ SR" rows: ``--objective``'s (one sample for StochasticRank)."""
+    return METHODS[args.objective].make(speed_target(args), {"n_samples": 1}, seed=0)
 
 
 def short_name(args) -> str:
     """The objective's name in row labels and ratio lines."""
-    return {"stochasticrank": "SR", "yetirank": "YetiRank",
-            "yetiloss": f"YetiLoss NDCG@{args.top}" if args.top else "YetiLoss NDCG"}[
-        args.objective]
+    return METHODS[args.objective].label.format(at=f"@{args.top}" if args.top else "")
 
 
 def describe_objective(args) -> str:
     """The header line naming the objective run in the "+ SR" rows."""
-    if args.objective == "stochasticrank":
+    method = METHODS[args.objective]
+    if method.stochastic_rank:
         sr = sr_objective(args)
         schedule = (f" annealed to {sr.sigma_min} with half-life {sr.anneal_half_life:g}"
                     if sr.anneal_half_life and sr.sigma > sr.sigma_min else " constant")
         return (f"SR = StochasticRank(metric={args.metric!r}, top={args.top or None}): package "
                 f"defaults (CCS, 1 sample, {sr.smoothing} smoothing, sigma {sr.sigma}{schedule}, "
                 f"mu={sr.mu}, nu={sr.nu}, hessian={sr.hessian!r})")
-    if args.objective == "yetirank":
-        return ("YetiRank = YetiRank() (Classic: 10 noisy permutations per query and call, "
-                "adjacent pairs weighted 0.15 decay^(k-1) |r_a - r_b|, decay 0.85, logistic "
-                "noise, seed 0)")
-    return (f"{short_name(args)} = YetiRank(mode='NDCG', top={args.top or None}) (10 noisy "
-            f"permutations per query and call, num_neighbors=1, logistic noise, seed 0)")
+    return f"{short_name(args)} = " + method.note.format(metric=args.metric,
+                                                         top=args.top or None)
 
 
 def lightgbm_run(kind, data, threads, args):
-    import lightgbm as lgb
-
     from stochrank_objectives.adapters.lightgbm import LGBMObjective
 
-    X, y, sizes, qid, _ = data
     params = dict(num_leaves=63, max_depth=6, learning_rate=0.1, num_threads=threads,
                   verbose=-1, metric="None", seed=0)
     timed = None
     if kind == "native":
-        params.update(objective="lambdarank", lambdarank_truncation_level=10)
+        params.update(_boosters.lightgbm_lambdarank(10))
     elif kind == "floor":
         params.update(objective="regression")
     else:
         timed = TimedObjective(sr_objective(args))
         params["objective"] = LGBMObjective(timed)
-    ds = lgb.Dataset(X, y, group=sizes, params={"num_threads": threads, "verbose": -1})
-    ds.construct()
     stamps = Stamps()
-    cb = lambda env: stamps.mark()  # noqa: E731 - runs after every iteration
-    lgb.train(params, ds, args.iterations, callbacks=[cb])
+    _boosters.train("lightgbm", params, data, args.iterations,
+                    dataset_params={"num_threads": threads, "verbose": -1}, construct=True,
+                    callbacks=[lambda env: stamps.mark()])   # after every iteration
     return stamps, timed
 
 
@@ -221,8 +138,6 @@ def xgboost_run(kind, data, threads, args):
     import xgboost as xgb
 
     from stochrank_objectives.adapters.xgboost import DEFAULT_PARAMS, XGBObjective
-
-    X, y, sizes, qid, _ = data
 
     class StampCallback(xgb.callback.TrainingCallback):
         def __init__(self, stamps):
@@ -237,8 +152,7 @@ def xgboost_run(kind, data, threads, args):
                   max_bin=256, seed=0, verbosity=0, disable_default_eval_metric=1)
     timed, obj, callbacks = None, None, []
     if kind == "native":
-        params.update(objective="rank:ndcg", lambdarank_pair_method="topk",
-                      lambdarank_num_pair_per_sample=10)
+        params.update(_boosters.xgboost_rank_ndcg(10, topk=True))
     elif kind == "floor":
         params.update(objective="reg:squarederror")
     else:
@@ -246,48 +160,41 @@ def xgboost_run(kind, data, threads, args):
         obj = XGBObjective(timed)
         params.update(DEFAULT_PARAMS)
         callbacks.append(obj.callback())
-    dtrain = xgb.DMatrix(X, y, qid=qid, nthread=threads)
     stamps = Stamps()
-    xgb.train(params, dtrain, args.iterations, obj=obj,
-              callbacks=callbacks + [StampCallback(stamps)])
+    _boosters.train("xgboost", params, data, args.iterations, obj=obj, nthread=threads,
+                    callbacks=callbacks + [StampCallback(stamps)])
     return stamps, timed
 
 
+#: CatBoost's rows by runner kind; "native_sr" (and "yetirank" for a YetiRank objective) is the
+#: objective's own CatBoost counterpart (benchmarks._registry)
 CATBOOST_NATIVE = {
-    "lambdamart": "LambdaMart:metric=NDCG;top=10",
-    "native_sr": "StochasticRank:metric=NDCG;top=10",
+    "lambdamart": _boosters.catboost_loss("LambdaMart", metric="NDCG", top=10),
     "yetirank": "YetiRank",
     "floor": "RMSE",
 }
 
 
 def catboost_run(kind, data, threads, args):
-    from catboost import CatBoost, Pool
-
-    from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
-
-    X, y, sizes, qid, _ = data
     common = dict(iterations=args.iterations, depth=6, learning_rate=0.1, thread_count=threads,
                   boosting_type="Plain", bootstrap_type="No", random_seed=0, verbose=False,
                   allow_writing_files=False)
     stamps = Stamps()
-    cb = _CatBoostStamp(stamps)
+    cb = CatBoostStamp(stamps.mark)
     if kind == "sr":
         timed = TimedObjective(sr_objective(args))
-        ranker = StochasticCatBoostRanker(
+        ranker = _boosters.ranker_class("catboost")(
             timed, n_estimators=args.iterations, learning_rate=0.1, n_jobs=threads,
             random_state=0, depth=6, boosting_type="Plain", bootstrap_type="No",
             route="pointer", callbacks=[cb])
-        ranker.fit(X, y, qid=qid)
+        ranker.fit(data.X, data.y, qid=data.qid)
         return stamps, timed
-    loss = CATBOOST_NATIVE[kind]
-    if kind == "yetirank" and args.objective == "yetiloss":  # the native YetiLoss counterpart
-        loss = "YetiRank:mode=NDCG" + (f";top={args.top}" if args.top else "")
-    if args.metric != "NDCG" or args.top != 10:  # keep native SR on the same metric as ours
-        if kind == "native_sr":
-            loss = f"StochasticRank:metric={args.metric}" + (f";top={args.top}" if args.top else "")
-    model = CatBoost(dict(common, loss_function=loss, metric_period=10 ** 6))
-    model.fit(Pool(X, y, group_id=qid), callbacks=[cb])
+    method = METHODS[args.objective]
+    ours = kind == "native_sr" or (kind == "yetirank" and not method.stochastic_rank)
+    loss = (method.counterpart["catboost"](speed_target(args), {})["loss_function"] if ours
+            else CATBOOST_NATIVE[kind])
+    _boosters.train("catboost", dict(common, loss_function=loss, metric_period=10 ** 6), data,
+                    args.iterations, callbacks=[cb])
     return stamps, None
 
 
@@ -310,25 +217,24 @@ VARIANTS = [
 def variants(args):
     """:data:`VARIANTS` for ``--objective``: the "+ SR" rows named after it; with YetiRank,
     CatBoost's native YetiRank (or YetiLoss) in place of its native StochasticRank."""
-    if args.objective == "stochasticrank":
+    if METHODS[args.objective].stochastic_rank:
         return VARIANTS
     name = short_name(args)
-    native = "YetiRank" if args.objective == "yetirank" else name
     out = []
     for booster, key, label, runner, kind in VARIANTS:
         if kind == "native_sr":
             continue
         if kind == "sr":
             label = label.replace("SR", name)
-        elif kind == "yetirank":
-            label = f"native {native}"
+        elif kind == "yetirank":   # CatBoost's YetiRank, or YetiLoss: the objective's native
+            label = f"native {name}"
         out.append((booster, key, label, runner, kind))
     return out
 
 
 def warm_up(data, threads, args):
     """Compile the SR kernels (numba) and touch the data before anything is timed."""
-    _, y, _, _, offsets = data
+    y, offsets = data.labels, data.query_offsets
     obj = sr_objective(args)
     rng = np.random.default_rng(1)
     for it in range(2):
@@ -420,7 +326,7 @@ def run_threads(data, threads, args, emit):
                             denominator=b, ratio=ratio, per_round=per_round, target=target,
                             met=met))
 
-    if args.objective == "stochasticrank":
+    if METHODS[args.objective].stochastic_rank:
         ratio_line("LightGBM + SR", "lgb_sr", "lgb_native", "lambdarank", TARGET_VS_LAMBDAMART)
         ratio_line("XGBoost + SR", "xgb_sr", "xgb_native", "rank:ndcg", TARGET_VS_LAMBDAMART)
         ratio_line("CatBoost + SR", "cb_sr", "cb_lambdamart", "CatBoost LambdaMart",
@@ -436,8 +342,8 @@ def run_threads(data, threads, args, emit):
                 ("XGBoost", "xgb_sr", "xgb_native", "rank:ndcg"),
                 ("CatBoost", "cb_sr", "cb_lambdamart", "CatBoost LambdaMart")):
             ratio_line(f"{booster} + {name}", key, native_key, versus, TARGET_YETI_VS_LAMBDAMART)
-        native = "CatBoost native YetiRank" + ("" if args.objective == "yetirank" else
-                                               " (YetiLoss NDCG)")
+        # the objective's CatBoost counterpart
+        native = "CatBoost native " + METHODS[args.objective].per_booster["catboost"]
         ratio_line(f"CatBoost + {name}", "cb_sr", "cb_yetirank", native)
         ratio_line(native, "cb_yetirank", "cb_lambdamart", "CatBoost LambdaMart")
     emit(f"  objective's share of {name} iterations: "
@@ -490,11 +396,12 @@ def main(argv=None):
     import xgboost
 
     data = make_data(args.docs, args.features)
-    X, y, sizes, _, _ = data
+    X, y, sizes = data.X, data.labels, data.sizes
     mix = "/".join(f"{np.mean(y == g):.0%}" for g in range(5))
+    sr = METHODS[args.objective].stochastic_rank   # StochasticRank: the unsuffixed files
     sr_desc = (f"StochasticRank(metric={args.metric!r}, top={args.top or None})"
-               if args.objective == "stochasticrank" else repr(sr_objective(args)))
-    suffix = "" if args.objective == "stochasticrank" else f"_{args.objective}"
+               if sr else repr(sr_objective(args)))
+    suffix = "" if sr else f"_{args.objective}"
     lines = []
 
     def emit(line=""):

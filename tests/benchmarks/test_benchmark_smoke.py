@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from benchmarks import _data, _methods, _search, _stats, _trials
+from benchmarks import _registry, _search, _stats, _targets, _trials
 from benchmarks import ablation, compare
 
 TINY = ["--folds", "1", "--budget", "1", "--max-trees", "4", "--patience", "2", "--no-progress"]
@@ -22,7 +22,7 @@ def test_compare_runs_end_to_end_and_resumes(tmp_path):
     assert len(rows) == 3 + 3 + 4
     assert not [r for r in rows if "error" in r]
     for r in rows:
-        for m in _data.TEST_METRICS:
+        for m in _targets.TEST_METRICS:
             assert 0.0 <= r[f"test_{m}"] <= 1.0 and 0.0 <= r[f"test_{m}_skip"] <= 1.0
         assert 1 <= r["n_trees"] <= 4 and len(r["valid_curve"]) >= r["n_trees"]
     md = (tmp_path / "compare.md").read_text()
@@ -40,7 +40,7 @@ def test_compare_runs_end_to_end_and_resumes(tmp_path):
 def test_ablation_runs_end_to_end(tmp_path):
     assert ablation.main(TINY + ["--out", str(tmp_path), "--no-plots"]) == 0
     md = (tmp_path / "ablation.md").read_text()
-    for label in _methods.ABLATION_LABELS.values():
+    for label in _registry.ABLATION_LABELS.values():
         assert f"| {label} |" in md
 
 
@@ -81,6 +81,9 @@ def test_global_optimum_benchmark_runs_end_to_end(tmp_path):
     rows = global_optimum.main(["--instances", "3", "--seeds", "1", "--iterations", "30",
                                 "--out", str(tmp_path), "--tag", "smoke"])
     methods = {(r["booster"], r["method"]) for r in rows}
+    # every booster's default methods of the registry: ours in every booster, and its natives
+    assert methods == {(b, m.name) for b in ("lightgbm", "xgboost", "catboost")
+                       for m in global_optimum.METHODS.values() if b in m.boosters and not m.extra}
     assert ("catboost", "native LambdaMart") in methods and len(methods) == 10
     assert all(r["hit"] in (0, 1) and r["gap"] >= 0 for r in rows)
     assert {r["metric"] for r in rows} == {"NDCG", "MRR", "ERR"}
@@ -107,7 +110,7 @@ def test_defaults_table_has_every_objective_and_compares_with_the_best_native(tm
     """YetiLoss, LambdaLoss and the natives in all three boosters; methods that do not apply
     are skipped (LambdaLoss has no MRR form, native YetiRank is CatBoost's); every other row
     is compared with the best native of its booster and target, the raw rows kept."""
-    from benchmarks import defaults
+    from benchmarks import _fixed, defaults
 
     methods = ["YetiLoss", "LambdaLoss", "native LambdaMART", "native YetiRank"]
     defaults.main(["--folds", "1", "--seeds", "0", "--max-trees", "4", "--depth", "4",
@@ -115,7 +118,9 @@ def test_defaults_table_has_every_objective_and_compares_with_the_best_native(tm
     rows = [json.loads(line) for line in
             (tmp_path / "defaults_lightgbm_xgboost_catboost_depth4.jsonl").read_text().splitlines()]
     runs = {(r["booster"], r["method"], r["target"]) for r in rows}
-    assert len(rows) == len(runs) == 5 + 5 + 7
+    expected = {(b, m, t) for b in ("lightgbm", "xgboost", "catboost") for m in methods
+                for t in _targets.TARGETS if _fixed.applies(b, m, t)}
+    assert len(rows) == len(runs) == len(expected) == 5 + 5 + 7 and runs == expected
     assert ("catboost", "native YetiRank", "MRR") in runs
     assert not {("lightgbm", "native YetiRank"), ("xgboost", "LambdaLoss", "MRR")} & runs
     assert all(0.0 <= r["mean"] <= 1.0 and len(r["per_query"]) > 0 for r in rows)

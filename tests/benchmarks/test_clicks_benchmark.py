@@ -3,6 +3,7 @@
 import json
 
 from benchmarks import clicks
+from benchmarks._registry import study
 from _letor_files import write_fold_folder
 
 
@@ -13,7 +14,7 @@ def test_clicks_benchmark_on_a_written_letor_folder(tmp_path):
                         "lightgbm", "--eta", "1", "--out", str(out), "--trees", "20",
                         "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0
     rows = [json.loads(line) for line in (out / "clicks_runs.jsonl").read_text().splitlines()]
-    assert {r["method"] for r in rows} == set(clicks.METHODS)
+    assert {r["method"] for r in rows} == set(study("clicks")) == set(clicks.METHODS)
     assert all(0.0 <= r["test_NDCG@10"] <= 1.0 for r in rows)
     report = (out / "clicks.md").read_text()
     assert "## pbm, eta 1, lightgbm" in report and (out / "clicks.png").exists()

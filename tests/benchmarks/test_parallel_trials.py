@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import _executor, _trials, compare, defaults
+from benchmarks import _executor, _targets, _trials, compare, defaults
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -178,7 +178,7 @@ def test_a_trial_with_nan_metrics_is_a_failure_and_all_failed_exits_non_zero(tmp
                                                                               monkeypatch):
     """An empty split or NaN scores give NaN metrics: never a successful trial (selection would
     compare NaNs); a study whose every trial failed stops with the first error."""
-    monkeypatch.setattr(_trials, "eval_target", lambda *args: float("nan"))
+    monkeypatch.setattr(_targets.Target, "evaluate", lambda *args: float("nan"))
     args = tiny(budget=1) + ["--out", str(tmp_path)]
     with pytest.raises(SystemExit, match=r"all 2 trials failed \(their errors are in .*runs"
                                          r"\.jsonl\); the first: ValueError: non-finite "
