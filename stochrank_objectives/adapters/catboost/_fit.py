@@ -5,8 +5,10 @@ back: docs/guide/catboost.md, "How the adapter works"."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
+from types import SimpleNamespace
 
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,8 @@ from ._sglb import catboost_shrink_factor
 if TYPE_CHECKING:  # only the type checker needs it
     from ._objective import CatBoostObjective
 
-__all__ = ["fit_pointer", "fit_per_tree", "detached", "catboost_fit", "checked_fit"]
+__all__ = ["fit_pointer", "fit_per_tree", "detached", "catboost_fit", "checked_fit",
+           "UserCallback", "with_objective_metric"]
 
 
 def _outcome(call):
@@ -162,18 +165,40 @@ def _callbacks_include(kwargs, adapter) -> bool:
     return any(cb is adapter for cb in kwargs.get("callbacks") or ())
 
 
+class UserCallback:
+    """A user's CatBoost callback, run after the adapter's: an exception it raises is recorded
+    on the adapter, so that the package's fit raises it as itself (not CatBoost's
+    ``CatBoostError`` holding its traceback as text). Its return value is passed on unchanged:
+    a false one stops training (CatBoost's protocol)."""
+
+    def __init__(self, callback, adapter):
+        self.callback = callback
+        self.adapter = adapter
+
+    def after_iteration(self, info):
+        with self.adapter._recorded():
+            return self.callback.after_iteration(info)
+
+
 def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
-                 use_best_model, callbacks):
+                 use_best_model, callbacks, init_model=None):
     """One ``CatBoost.fit`` with ``adapter`` (route "pointer") as objective and callback.
 
+    ``callbacks``: the user's CatBoost callbacks, run after the adapter's every round.
+    ``init_model``: a CatBoost model to continue (CatBoost's ``fit(init_model=...)``); the
+    adapter's iteration, which keys the objective's noise, continues from its tree count.
+
     Returns:
-      ``(model, evals history, (best iteration or None, best scores))``.
+      ``(model, evals history, (best iteration of this fit or None, best scores))``.
     """
     model = CatBoost(dict(params, loss_function=adapter))
-    adapter.total_iterations = params.get("iterations")
+    start = 0 if init_model is None else int(init_model.tree_count_)
+    adapter.iteration = start
+    adapter.total_iterations = start + int(params["iterations"])
     checked_fit(adapter, model, learn, eval_set=eval_pools or None,
                 early_stopping_rounds=early_stopping_rounds, use_best_model=use_best_model,
-                callbacks=[adapter] + list(callbacks or []))
+                callbacks=[adapter] + [UserCallback(cb, adapter) for cb in callbacks or ()],
+                init_model=init_model)
     history = {k: v for k, v in model.get_evals_result().items()
                if k != "learn" or any(v.values())}  # learn values are skipped (hints)
     if not eval_pools:
@@ -185,11 +210,30 @@ def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
 
 
 def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
-                 early_stopping_rounds, use_best_model, eval_weights=None):
+                 early_stopping_rounds, use_best_model, eval_weights=None, *, init_scores=None,
+                 eval_init_scores=None, init_model=None, callbacks=()):
     """One ``CatBoost(iterations=1).fit`` per tree with the scores as baseline (route
     "per_tree"); shrinkage (SGLB) is applied here, as CatBoost would, and the trees are
-    combined with ``sum_models``. ``eval_weights``: each eval pool's per-row group weights
-    (or None), for its metric. Returns what :func:`fit_pointer` returns."""
+    combined with ``sum_models``. Returns what :func:`fit_pointer` returns.
+
+    Args:
+      eval_weights: each eval pool's per-row group weights (or None), for its metric.
+      init_scores: the learn rows' initial scores (float64, already rounded as CatBoost keeps a
+        baseline) or None; eval_init_scores: the same per eval pool.
+      init_model: a CatBoost model to continue: its predictions start the scores, the new
+        trees are added to its trees, and tree ``t`` of this fit is tree ``start + t`` of the
+        model (``start`` = its tree count) for the objective's iteration, the per-tree seed
+        and the shrink factor, so that continuing is one longer training.
+      callbacks: the user's CatBoost callbacks, called after every tree with an ``info`` as
+        CatBoost's (``iteration``: trees of this fit, 1-based; ``metrics``: ``{"learn": {},
+        "validation": {metric: [values]}}``, ``validation_i`` for several eval sets); a false
+        return stops training.
+
+    Under shrinkage the initial scores and the init model are the model's start ``F_0``, shrunk
+    with it: before tree ``g`` (of the whole model) the scores are multiplied by the shrink
+    factor of ``g``, which for ``g = 0`` is ``c`` when initial scores are given (CatBoost's own
+    factor, 1, only differs for ``F_0 = 0``).
+    """
     p = dict(params)
     n_trees = int(p.pop("iterations"))
     rate = float(p.pop("model_shrink_rate", 0.0) or 0.0)
@@ -219,8 +263,27 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
     eval_labels = [np.asarray(e.get_label(), dtype=np.float64) for e in eval_pools]
     eval_groups = [np.asarray(e.get_group_id_hash()) for e in eval_pools]
     eval_weights = list(eval_weights or [None] * len(eval_pools))
-    scores = np.zeros(adapter.n_rows)
-    eval_scores = [np.zeros(e.num_row()) for e in eval_pools]
+    eval_init_scores = list(eval_init_scores or [None] * len(eval_pools))
+    start = 0 if init_model is None else int(init_model.tree_count_)
+    offset = init_scores is not None or any(e is not None for e in eval_init_scores)
+    if offset and start == 0 and rate and mode != "Constant":
+        raise ValueError(f"model_shrink_mode={mode!r} with init_score/eval_init_score: the "
+                         "initial scores are shrunk before tree 0, where Decreasing mode's "
+                         "factor 1 - model_shrink_rate / 0 is undefined; use "
+                         "model_shrink_mode='Constant'")
+    # the scores F (initial scores + init model + the trees so far), learn and eval rows
+    scores = np.zeros(adapter.n_rows) if init_scores is None else np.array(init_scores,
+                                                                          dtype=np.float64)
+    eval_scores = [np.zeros(e.num_row()) if s is None else np.array(s, dtype=np.float64)
+                   for e, s in zip(eval_pools, eval_init_scores)]
+    started = offset or init_model is not None  # tree 0 starts from a baseline
+    if started:  # the learn pool has a baseline from tree 0 on: so must the eval pools
+        for pool in eval_pools:
+            pool.set_baseline(np.zeros(pool.num_row()))  # the scores are kept here
+    if init_model is not None:  # CatBoost's predict: CatBoostRanker's has no prediction_type
+        scores += CatBoost.predict(init_model, feature_pool, prediction_type="RawFormulaVal")
+        for pool, es in zip(eval_pools, eval_scores):
+            es += CatBoost.predict(init_model, pool, prediction_type="RawFormulaVal")
     names = (["validation"] if len(eval_pools) == 1
              else [f"validation_{i}" for i in range(len(eval_pools))])
     p.pop("custom_metric", None)  # only the eval metric is tracked on this route
@@ -229,17 +292,19 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
     models, factors = [], []
     best_it, best_value = None, None
     for t in range(n_trees):
-        factor = catboost_shrink_factor(rate, p["learning_rate"], mode, t)
+        g = start + t  # the tree's index in the whole model
+        # before tree 0 the initial scores are shrunk too (Constant mode's factor c)
+        factor = catboost_shrink_factor(rate, p["learning_rate"], mode, max(g, int(offset)))
         if factor != 1.0:
             scores *= factor
             for es in eval_scores:
                 es *= factor
         factors.append(factor)
-        adapter.iteration = t
+        adapter.iteration = g
         adapter.serve(scores)
-        if t > 0:  # tree 0 starts from 0 without a baseline (so eval sets need none)
+        if t > 0 or started:  # otherwise tree 0 starts from 0 without a baseline
             learn.set_baseline(adapter.served_baseline)
-        tree = CatBoost(dict(p, iterations=1, random_seed=(seed + t) % 2 ** 32,
+        tree = CatBoost(dict(p, iterations=1, random_seed=(seed + g) % 2 ** 32,
                              loss_function=adapter))
         checked_fit(adapter, tree, learn,
                     eval_set=eval_pools if (t == 0 and eval_pools) else None)
@@ -250,7 +315,7 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
             history = {name: {metric_name: []} for name in names}
         for name, pool, es, ye, ge, we in zip(names, eval_pools, eval_scores, eval_labels,
                                               eval_groups, eval_weights):
-            es += tree.predict(pool, prediction_type="RawFormulaVal")
+            es += tree.predict(pool, prediction_type="RawFormulaVal")  # its baseline is 0
             value = _catboost_eval_metric(ye, es, metric, group_id=ge, group_weight=we)[0]
             history[name][metric_name].append(value)
         if eval_pools:
@@ -259,15 +324,32 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
                 best_it, best_value = t, value
             if verbose and (t % max(1, int(verbose)) == 0 or t == n_trees - 1):
                 print(f"{t}:\t{metric_name} = {value:.6g}\tbest = {best_value:.6g} ({best_it})")
-            if od_wait is not None and t - best_it >= int(od_wait):
-                break
-    adapter.iteration = len(models)
+        if not _callbacks_continue(callbacks, t + 1, history):
+            break
+        if eval_pools and od_wait is not None and t - best_it >= int(od_wait):
+            break
+    adapter.iteration = start + len(models)
     keep = len(models)
     if eval_pools and (use_best_model is None or use_best_model):
         keep = best_it + 1
-    model = sum_models(models[:keep], weights=tree_weights(factors, keep))
+    weights = tree_weights(factors, keep)
+    kept = models[:keep]
+    if init_model is not None:  # shrunk by every factor of the kept trees
+        kept, weights = [init_model] + kept, [float(np.prod(factors[:keep]))] + weights
+    model = sum_models(kept, weights=weights)
     best = (best_it, {names[-1]: {metric_name: best_value}} if eval_pools else {})
     return model, history, best
+
+
+def _callbacks_continue(callbacks, iteration, history) -> bool:
+    """Call the user's callbacks as CatBoost would after a tree (in order, until one returns
+    a false value); False = stop training."""
+    if not callbacks:
+        return True
+    info = SimpleNamespace(iteration=iteration, metrics={"learn": {}, **{
+        name: {metric: list(values) for metric, values in by_metric.items()}
+        for name, by_metric in history.items()}})
+    return all(cb.after_iteration(info) for cb in callbacks)
 
 
 def _is_maximizable(metric) -> bool:
@@ -284,3 +366,38 @@ def detached(model: CatBoost) -> CatBoost:
         clean = CatBoost()
         clean.load_model(path)
     return clean
+
+
+def metric_description(metric: str) -> dict:
+    """CatBoost's JSON description of a metric string, as its saved training parameters hold
+    it: ``"NDCG:top=5;type=Exp;hints=skip_train~true"`` -> ``{"type": "NDCG", "params":
+    {"top": "5", "type": "Exp"}}`` (the ``hints`` are dropped)."""
+    name, _, options = metric.partition(":")
+    params = dict(part.split("=", 1) for part in options.split(";") if "=" in part)
+    params.pop("hints", None)
+    return {"type": name, "params": params}
+
+
+def with_objective_metric(model: CatBoost, metric: str) -> CatBoost:
+    """``model`` (changed in place) with the CatBoost metric string ``metric`` as the objective
+    metric of its saved training parameters (``get_metadata()["params"]``).
+
+    Example::
+
+        booster = with_objective_metric(detached(model), "NDCG:top=5;type=Exp")
+        booster.get_feature_importance(type="LossFunctionChange", data=Pool(X, y, group_id=q))
+
+    CatBoost's ``LossFunctionChange`` importances compute that metric (catboost 1.2.10); a
+    model trained with a Python objective names the Python objective there, which CatBoost
+    cannot compute ("Not implemented for TUserDefinedPerObjectMetric"). The loss function
+    (``PythonUserDefinedPerObject``) and the trees are left as they are.
+
+    Returns:
+      ``model``.
+    """
+    metadata = model.get_metadata()
+    saved = metadata["params"] if "params" in metadata else ""  # "" in a sum of models
+    params = json.loads(saved) if saved else {}
+    params.setdefault("metrics", {})["objective_metric"] = metric_description(metric)
+    metadata["params"] = json.dumps(params)
+    return model
