@@ -32,11 +32,22 @@ With early stopping the SGLB model is first cut to ``best_iteration + 1`` trees 
 not a prefix of a longer one). XGBoost's margins are float32, so ``G = F c^-t`` limits the number
 of trees (:meth:`SGLB.max_iterations`); the callback raises a clear error beyond it.
 
-Iterations. The objective's ``iteration`` (which keys its noise) is the tree index in the current
-run: read from XGBoost's loop by the callback (which also resets it at the start of each run), or
-counted by the adapter itself without the callback -- then use a fresh adapter per
-``xgb.train`` call to reproduce a run. ``base_margin`` is part of the margins the objective sees;
-under SGLB it is the starting point ``F_0`` and is shrunk as well.
+Iterations. The objective's ``iteration`` (which keys its noise) is the index of the tree being
+added to the model: read from XGBoost's loop by the callback (which also resets it at the start of
+each run) and, when ``xgb_model`` holds ``T0`` trees, continued from ``T0``; without the callback
+the adapter counts itself from 0 -- then use a fresh adapter per ``xgb.train`` call to reproduce
+a run. ``base_margin`` is part of the margins the objective sees; under SGLB it is the starting
+point ``F_0`` and is shrunk as well: the SGLB model is ``F_T = c^T (base_margin + G_T)``, and
+the finalised booster holds ``c^T G_T`` only (its ``stochrank_sglb_final_scale`` attribute is
+``c^T``).
+
+Continued training (``xgb.train(..., xgb_model=...)``): with the callback the iteration continues
+from the model's trees. Under SGLB the booster must hold ``G_T0 = F_T0 / c^T0`` while a finalised
+model (or any other) predicts ``F_T0``: pass ``xgb_model=obj.continue_from(model)``, a copy with
+its leaves and base score scaled by ``c^-T0``; the new trees follow, and the finalisation scales all
+``T0 + n`` trees by ``c^(T0 + n)``. A model of ``T0`` trees continued by ``n`` is then the model of
+``T0 + n`` trees of one run with the same settings, to float32 rounding. Without SGLB
+``continue_from`` only drops the model's early-stopping and SGLB attributes.
 
 Weights. DMatrix weights are query weights, one per query group (XGBoost's ranking
 convention): the loss is the weighted sum over queries, :class:`XGBMetric` the weighted mean.
@@ -56,6 +67,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -80,6 +92,8 @@ __all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
 DEFAULT_PARAMS = {"base_score": 0.0, "disable_default_eval_metric": 1}
 
 _FINAL_ATTR = "stochrank_sglb_final_scale"
+#: set by XGBObjective.continue_from on a model brought back to G = F / c^T0 (T0 and c)
+_CONTINUE_ATTR = "stochrank_sglb_continue"
 
 
 def _grouped(dmat, n_preds: int, where: str):
@@ -139,6 +153,46 @@ class XGBObjective(BoosterObjective):
         """A ``TrainingCallback``: iteration, SGLB learning rate and finalisation, ranker name."""
         return _XGBCallback(self)
 
+    def _continue_key(self, n_trees: int) -> str:
+        return f"{n_trees} trees, c={self.sglb.shrink!r}"
+
+    def continue_from(self, booster: xgb.Booster) -> xgb.Booster:
+        """A copy of ``booster`` to continue training from, with this adapter and its callback.
+
+        Example::
+
+            more = xgb.train(params, dtrain, 50, obj=obj, xgb_model=obj.continue_from(booster),
+                             callbacks=[obj.callback()])
+
+        Under SGLB the booster holds ``G_t = F_t / c^t`` while it trains, and ``booster``
+        (finalised, or any model) predicts ``F_T0`` after ``T0`` trees: the copy has every leaf
+        and its base score multiplied by ``c^-T0``, so the iteration continues at ``T0`` (tree
+        ``t``'s learning rate ``lr c^-(t+1)``, the objective at ``c^(t+1) G_t``) and the
+        finalisation scales all the trees by ``c^(T0 + n)``. The callback refuses an
+        ``xgb_model`` with trees that was not prepared so for this schedule. Without SGLB the
+        copy only loses the early-stopping and SGLB attributes (``best_iteration``,
+        ``best_score``), which belong to the run that made ``booster``.
+
+        Args:
+          booster: the model to continue (not changed).
+
+        Returns:
+          a new ``xgboost.Booster``.
+        """
+        if not isinstance(booster, xgb.Booster):
+            raise TypeError(f"expected an xgboost.Booster, got {type(booster).__name__}")
+        new = booster.copy()
+        new.set_attr(**{name: None for name in ("best_iteration", "best_score", _FINAL_ATTR,
+                                                _CONTINUE_ATTR)})
+        if self.sglb is None:
+            return new
+        n_trees = new.num_boosted_rounds()
+        model = json.loads(bytes(new.save_raw("json")))
+        scale_json_model(model, 1.0 / self.sglb.final_scale(n_trees))
+        new = xgb.Booster(model_file=bytearray(json.dumps(model).encode()))
+        new.set_attr(**{_CONTINUE_ATTR: self._continue_key(n_trees)})
+        return new
+
     def finalize(self, booster: xgb.Booster) -> xgb.Booster:
         """A new Booster predicting the SGLB model ``F_T = c^T G_T`` (the callback calls this).
 
@@ -175,26 +229,38 @@ class _XGBCallback(xgb.callback.TrainingCallback):
     def __init__(self, adapter: XGBObjective):
         super().__init__()
         self._adapter = adapter
+        self._start = 0  # the trees of xgb_model: the iteration continues from them
 
     def before_training(self, model):
         self._adapter.reset_iteration()
+        self._start = model.num_boosted_rounds() if isinstance(model, xgb.Booster) else 0
+        if self._adapter.sglb is not None and self._start:
+            if model.attr(_CONTINUE_ATTR) != self._adapter._continue_key(self._start):
+                raise ValueError(
+                    f"SGLB cannot continue training from this xgb_model as it is: its "
+                    f"{self._start} trees predict F, while the booster must hold G = F / c^t "
+                    "during training (or the model was prepared for another SGLB schedule): "
+                    "pass xgb_model=obj.continue_from(model)")
+            model.set_attr(**{_CONTINUE_ATTR: None})
         return model
 
     def before_iteration(self, model, epoch, evals_log) -> bool:
         sglb = self._adapter.sglb
+        t = self._start + epoch  # the index of the tree added now, in the whole model
         if sglb is not None:
             if not isinstance(model, xgb.Booster):
                 raise TypeError("SGLB is supported in xgb.train only (not xgb.cv)")
-            sglb.check_iterations(epoch + 1, np.float32)
+            sglb.check_iterations(t + 1, np.float32)
             if epoch == 0:
                 name = json.loads(model.save_config())["learner"]["gradient_booster"]["name"]
                 if name != "gbtree":
                     raise ValueError(f"SGLB needs booster='gbtree', got {name!r}")
-            if model.num_boosted_rounds() != epoch:
-                raise ValueError("SGLB cannot continue training from xgb_model: the existing "
-                                 "trees are not in the shrunk parametrisation")
-            model.set_param("learning_rate", str(sglb.learning_rate_at(epoch)))
-        self._adapter.sync_iteration(epoch)
+            if model.num_boosted_rounds() != t:
+                raise ValueError(f"SGLB expected {t} trees before tree {t}, the booster has "
+                                 f"{model.num_boosted_rounds()}: the callback must see every "
+                                 "round of one xgb.train call")
+            model.set_param("learning_rate", str(sglb.learning_rate_at(t)))
+        self._adapter.sync_iteration(t)
         return False
 
     def after_training(self, model):
@@ -216,7 +282,7 @@ class XGBMetric(EvalMetric):
                   custom_metric=XGBMetric.from_string("NDCG@5"))
 
     Args:
-      see :class:`~stochrank_objectives.adapters._common.EvalMetric` (metric name, cutoff,
+      see :class:`~stochrank_objectives.eval_metric.EvalMetric` (metric name, cutoff,
       metric options).
 
     Returns:
@@ -243,14 +309,47 @@ def _string_keys(config, names: set) -> set:
 @functools.lru_cache(maxsize=1)
 def xgboost_parameter_names() -> frozenset:
     """Every training parameter name XGBoost knows, read from the JSON configuration
-    (``Booster.save_config``) of each kind of booster and tree method on a 4-row matrix."""
+    (``Booster.save_config``) of each kind of booster and tree method on a 4-row matrix.
+
+    The boosters are built, not trained (the same configuration as ``xgb.train(params, data,
+    0)``), so that loggers which patch ``xgb.train`` (MLflow's autolog) see no model from it.
+    """
     data = xgb.DMatrix(np.arange(8.0).reshape(4, 2), np.arange(4.0))
     names: set = set()
     for params in ({"tree_method": "hist"}, {"tree_method": "approx"}, {"tree_method": "exact"},
                    {"booster": "dart"}, {"booster": "gblinear", "updater": "coord_descent"}):
-        booster = xgb.train(dict(params, nthread=1), data, 0)
+        booster = xgb.Booster(dict(params, nthread=1), [data])
         _string_keys(json.loads(booster.save_config()), names)
     return frozenset(names)
+
+
+class _EarlyStopping(xgb.callback.EarlyStopping):
+    """XGBoost's early stopping (``save_best``: ``after_training`` cuts the model to the best
+    round) that stops at the next ``before_iteration`` instead of in ``after_iteration``: the
+    callbacks after it (the user's, a logger's) still see the round that decided the stop. No
+    tree is added in between: XGBoost asks ``before_iteration`` before it trains a tree."""
+
+    _stop = False
+
+    def before_iteration(self, model, epoch, evals_log) -> bool:
+        return self._stop
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        self._stop = super().after_iteration(model, epoch, evals_log)
+        return False
+
+
+def _check_init_columns(trained: list, names) -> None:
+    """Refuse continuing a model trained on named columns with other columns (``names``: those
+    of ``X``, None for an array); XGBoost would refuse them with a longer message."""
+    if not trained or names == trained:
+        return
+    if names is None:
+        raise ValueError(f"init_model was trained on named columns ({trained[0]!r}, ...), X "
+                         "has no column names: fit on a DataFrame with the same columns")
+    i = next(i for i, (a, b) in enumerate(zip(trained, names)) if a != b)
+    raise ValueError(f"init_model was trained on other columns: column {i} is {trained[i]!r} "
+                     f"there, {names[i]!r} in X; continue training on the same columns")
 
 
 def _qid(offsets) -> np.ndarray:
@@ -317,12 +416,44 @@ class StochasticXGBRanker(StochasticRankerBase):
 
     ``booster_`` is the ``xgboost.Booster`` (cut to ``best_iteration_ + 1`` trees after early
     stopping; under SGLB ``c^T`` is in its leaves), loadable with
-    ``xgb.Booster(model_file=...)`` without this package. XGBoost passes evaluation results
-    through ``%f`` text, so ``evals_result_`` values are rounded to 6 decimals.
-    ``feature_importances_`` is ``XGBRanker``'s default, the normalised ``"gain"``.
+    ``xgb.Booster(model_file=...)`` without this package. It is the very model ``xgb.train``
+    returns: the cut and the SGLB finalisation happen inside training (XGBoost's
+    ``EarlyStopping(save_best=True)``, then the adapter's callback), so loggers that patch
+    ``xgb.train`` (``mlflow.xgboost.autolog()``) record the ranker's model. XGBoost passes
+    evaluation results through ``%f`` text, so ``evals_result_`` values are rounded to 6
+    decimals. ``feature_importances_`` is ``XGBRanker``'s default, the normalised ``"gain"``.
 
     ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
-    are kept), the same convention as XGBoost's own ``Booster.best_iteration``.
+    are kept), the same convention as XGBoost's own ``Booster.best_iteration``; after
+    ``init_model`` it counts the init model's trees too.
+
+    ``fit`` also takes XGBoost's own names: ``base_margin`` (= ``init_score``),
+    ``base_margin_eval_set`` (= ``eval_init_score``) and ``xgb_model`` (= ``init_model``).
+
+    * ``init_score``: XGBoost's ``base_margin`` on the training matrix (``eval_init_score`` on
+      the eval matrices): the objective and the eval metric see ``init_score + model``; the
+      fitted model holds only its trees and ``predict`` returns their output (add the first
+      stage yourself). Under SGLB the initial score is ``F_0`` and is shrunk with the rest:
+      the SGLB model is ``c^T init_score + predict(X)``, with ``c^T =
+      float(booster_.attr("stochrank_sglb_final_scale"))`` (early stopping selects the same
+      round on it: a positive scale does not change a ranking).
+    * ``init_model``: a fitted ``StochasticXGBRanker``, an ``xgboost.Booster`` or the path of a
+      saved model (not changed); ``xgb.train(xgb_model=...)`` adds ``n_estimators`` new trees to
+      its ``T0`` trees, and the objective's iteration (its noise) continues at ``T0``. The
+      init model keeps its base score (``base_score=`` is refused with it: XGBoost would
+      replace it) and its early-stopping attributes are dropped. Under SGLB the init model is
+      ``F_T0`` and the booster is brought back to ``G = F / c^T0`` first
+      (:meth:`XGBObjective.continue_from`), so all ``T0 + n`` trees count against the float32
+      limit and are scaled by ``c^(T0 + n)``: ``T0`` trees continued by ``n`` give the model
+      of ``T0 + n`` trees of one fit, to float32 rounding.
+    * ``callbacks``: ``xgboost.callback.TrainingCallback`` objects (e.g. Optuna's
+      ``XGBoostPruningCallback(trial, "validation_0-NDCG@5")``, named by the eval set and the
+      ranker's metric), run after the ranker's own every round; their ``after_training``
+      receives the final model. A callback returning ``True`` stops training (under SGLB the
+      kept trees are then finalised).
+
+    ``early_stopping_rounds`` is refused with ``booster="gblinear"`` (XGBoost cannot cut a
+    linear model to its best round).
 
     A scipy sparse ``X`` (fit, eval sets, predict) is densified to float32 first, so that an
     implicit entry is 0.0 as in the other rankers (XGBoost reads it as missing): a dense copy
@@ -344,7 +475,52 @@ class StochasticXGBRanker(StochasticRankerBase):
     def _categorical_columns(self, X, params):
         return category_columns(X) if params.get("enable_categorical") else frozenset()
 
-    _fit_supports = frozenset({"init_score"})
+    _fit_supports = frozenset({"init_score", "callbacks"})
+    _fit_aliases = {"base_margin": "init_score", "base_margin_eval_set": "eval_init_score",
+                    "xgb_model": "init_model"}
+
+    def _check_init_model(self, init_model, n_features):
+        """The ``xgboost.Booster`` to continue from: a fitted ``StochasticXGBRanker``'s
+        ``booster_``, a Booster, or a saved model file (``str`` or path)."""
+        if init_model is None:
+            return None
+        if isinstance(init_model, StochasticXGBRanker):
+            if not hasattr(init_model, "booster_"):
+                raise ValueError("init_model is a StochasticXGBRanker that is not fitted yet: "
+                                 "fit it first (or pass init_model=None)")
+            booster = init_model.booster_
+        elif isinstance(init_model, xgb.Booster):
+            booster = init_model
+        elif isinstance(init_model, (str, os.PathLike)):
+            path = os.fspath(init_model)
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"init_model={path!r}: no such file; pass the path of "
+                                        "a model saved with save_model, an xgboost.Booster or "
+                                        "a fitted StochasticXGBRanker")
+            try:
+                booster = xgb.Booster(model_file=path)
+            except xgb.core.XGBoostError as error:
+                first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                raise ValueError(f"init_model={path!r} is not an XGBoost model file that "
+                                 f"XGBoost can load ({first})") from error
+        else:
+            raise TypeError("init_model must be a fitted StochasticXGBRanker, an "
+                            "xgboost.Booster or the path of a saved XGBoost model, got "
+                            f"{type(init_model).__name__}")
+        if booster.num_features() != n_features:
+            raise ValueError(f"init_model was trained on {booster.num_features()} features, "
+                             f"X has {n_features}: continue training on the same features")
+        return booster
+
+    def _check_callbacks(self, callbacks):
+        callbacks = super()._check_callbacks(callbacks)
+        for i, callback in enumerate(callbacks):
+            if not isinstance(callback, xgb.callback.TrainingCallback):
+                raise TypeError(
+                    f"callbacks[{i}] must be an xgboost.callback.TrainingCallback (XGBoost's "
+                    "callback objects, e.g. optuna_integration.XGBoostPruningCallback), got "
+                    f"{type(callback).__name__}")
+        return callbacks
 
     def _fit_booster(self, X, train, evals, s):
         params = dict(DEFAULT_PARAMS, learning_rate=s.learning_rate)
@@ -354,34 +530,54 @@ class StochasticXGBRanker(StochasticRankerBase):
             params["nthread"] = s.n_jobs
         params.update(s.params)
         self._enable_categorical = bool(params.pop("enable_categorical", False))
+        names = None if getattr(self, "feature_names_in_", None) is None else [
+            str(name) for name in self.feature_names_in_]
+        init = s.init_model
+        if init is not None:
+            if "base_score" in s.params:
+                raise ValueError(
+                    f"base_score={s.params['base_score']!r} with init_model: XGBoost would "
+                    "replace the init model's base score with it (changing what its trees "
+                    "predict); the continued model keeps the init model's own: drop base_score")
+            del params["base_score"]
+            _check_init_columns(list(init.feature_names or []), names)
+        if s.early_stopping_rounds is not None and params.get("booster") == "gblinear":
+            raise ValueError("early_stopping_rounds with booster='gblinear': XGBoost cannot cut "
+                             "a linear model to its best round, so the ranker could not keep "
+                             "it; use booster='gbtree' or drop early_stopping_rounds")
         n_rounds = s.n_estimators
-        if s.sglb is not None:
-            s.sglb.check_iterations(n_rounds, np.float32)
+        start = 0 if init is None else init.num_boosted_rounds()
+        if s.sglb is not None:  # every tree counts, the init model's included (G = F / c^t)
+            s.sglb.check_iterations(start + n_rounds, np.float32)
         adapter = XGBObjective(s.objective, sglb=s.sglb)
         m = s.eval_metric
         metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
-        names = None if getattr(self, "feature_names_in_", None) is None else [
-            str(name) for name in self.feature_names_in_]
         # a Ctrl-C inside XGBoost's data callback (QuantileDMatrix) can corrupt its heap: it is
         # held until the matrices are built, then raised as KeyboardInterrupt
         with sigint_deferred():
             dtrain, dvalid = _training_matrices(X, train, evals, params, names,
                                                 self._enable_categorical)
         dvalid = [(dmat, f"validation_{i}") for i, dmat in enumerate(dvalid)]
+        # Everything happens inside xgb.train, so that its return value is booster_ (what a
+        # logger patching xgb.train records): early stopping cuts the model to the best round
+        # in after_training, then the adapter's callback finalises SGLB on those trees and
+        # names the ranking objective; the user's callbacks follow, every round.
+        callbacks = []
+        if s.early_stopping_rounds is not None:
+            callbacks.append(_EarlyStopping(rounds=s.early_stopping_rounds,
+                                            metric_name=metric.name,
+                                            data_name=dvalid[-1][1], maximize=True,
+                                            save_best=True))
+        callbacks += [adapter.callback(), *s.callbacks]
         history = {}
         booster = xgb.train(params, dtrain, n_rounds, evals=dvalid, obj=adapter,
                             custom_metric=metric if dvalid else None, maximize=True,
-                            early_stopping_rounds=s.early_stopping_rounds,
                             evals_result=history, verbose_eval=s.verbose or False,
-                            callbacks=[adapter.callback()])
+                            xgb_model=None if init is None else adapter.continue_from(init),
+                            callbacks=callbacks)
         best = booster.attr("best_iteration")
         if s.early_stopping_rounds is not None and best is not None:
             self.best_iteration_ = int(best)
-            if int(best) + 1 < booster.num_boosted_rounds():
-                # keep exactly the selected trees, so that a saved model predicts the same
-                score = booster.attr("best_score")
-                booster = xgboost_as_ranker(booster[: int(best) + 1])
-                booster.set_attr(best_iteration=best, best_score=score)
         self.evals_result_ = {name: dict(values) for name, values in history.items()}
         self.booster_ = booster
 
