@@ -14,7 +14,7 @@ from stochrank_objectives.objectives import KernelArgs, MetricSpec, Objective, S
 
 PACKAGE = pathlib.Path(sro.__file__).parent
 # Module length follows each module's one concern, not a line count (the 400-line cap it replaced
-# split concerns to fit, e.g. _xgboost_json.py): no size test here.
+# split concerns to fit, e.g. the former _xgboost_json.py): no size test here.
 
 OBJECTIVES = [obj for cls in OBJECTIVE_REGISTRY.values() for obj in cls.examples()]
 

@@ -20,7 +20,7 @@ def _data(seed, n_queries=12, size=10, n_features=4):
 @pytest.fixture
 def trained_on(monkeypatch):
     """The matrix types ``xgb.train`` received: (training, [evaluation sets])."""
-    xgb_adapter.xgboost_parameter_names()  # cached; it trains 0-round boosters itself
+    xgb_adapter.xgboost_parameter_names()  # cached (it builds a Booster once)
     seen = []
     train = xgb.train
 
@@ -28,7 +28,7 @@ def trained_on(monkeypatch):
         seen.append((type(dtrain), [type(d) for d, _ in evals]))
         return train(params, dtrain, *args, evals=evals, **kwargs)
 
-    monkeypatch.setattr(xgb_adapter.xgb, "train", recording_train)
+    monkeypatch.setattr(xgb, "train", recording_train)
     return seen
 
 

@@ -436,7 +436,7 @@ def test_parameter_names_are_read_without_training(train_calls):
                    {"tree_method": "exact"}, {"booster": "dart"},
                    {"booster": "gblinear", "updater": "coord_descent"}):
         config = json.loads(xgb.training.train(dict(params, nthread=1), data, 0).save_config())
-        trained |= xgb_adapter._string_keys(config, set())
+        trained |= xgb_adapter._ranker._string_keys(config, set())
     assert names == trained
     assert {"max_depth", "tree_method", "rate_drop", "updater", "lambda"} <= names
 

@@ -36,7 +36,8 @@ import xgboost as xgb
 
 from ...sglb import SGLB
 from .._common import as_scores, objective_grad_hess
-from ..xgboost import DEFAULT_PARAMS, XGBObjective, _grouped
+from ..xgboost import DEFAULT_PARAMS, XGBObjective
+from ..xgboost._objective import _grouped
 from ._frontend import DaskFrontEnd
 from .layout import QueryLayout
 
