@@ -66,7 +66,7 @@ class StochasticRankerBase(BaseEstimator):
         its own ``seed``).
       eval_metric: metric logged on ``eval_set`` and used for early stopping: ``None`` (the
         objective's own metric, e.g. ``"NDCG@5"``), a string ``"NDCG@5"``, ``"ERR@10"``,
-        ``"MRR"``, or an :class:`~stochrank_objectives.adapters._common.EvalMetric`. Ties are
+        ``"MRR"``, or an :class:`~stochrank_objectives.eval_metric.EvalMetric`. Ties are
         resolved pessimistically (worst order), so a constant model does not score well.
       early_stopping_rounds: stop when the last eval set's metric has not improved for this
         many rounds; the fitted model keeps the trees up to the best round.
@@ -395,7 +395,7 @@ class StochasticRankerBase(BaseEstimator):
         weighted by ``sample_weight`` (query weights, as in :meth:`fit`).
 
         Returns:
-          the value of :func:`~stochrank_objectives.adapters._common.objective_metric` on
+          the value of :func:`~stochrank_objectives.eval_metric.objective_metric` on
           ``predict(X)`` (higher is better, as scikit-learn's ``score`` wants).
         """
         scores = self.predict(X)

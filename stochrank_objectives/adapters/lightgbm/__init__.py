@@ -30,7 +30,9 @@ tree in the current training run, counted from 0. LightGBM deep-copies the objec
 start of every ``lgb.train`` / ``fit`` call and the copy starts counting at 0, so repeated runs
 with the same adapter are reproducible. With :meth:`LGBMObjective.callback` the index is read
 from LightGBM's own iteration counter instead (needed for ``lgb.cv``, whose folds share one
-objective). Copies share the wrapped objective, so do not train with one adapter in several
+objective); it counts an ``init_model``'s trees, so continued training draws the noise of the
+trees that follow them. Under SGLB the init model (finalised) is the start ``F_0`` and
+:meth:`LGBMObjective.finalize` multiplies its trees by ``c^T`` too. Copies share the wrapped objective, so do not train with one adapter in several
 threads at once.
 
 ``init_score`` is part of the raw scores the objective sees (LightGBM adds it). Under SGLB it is

@@ -1,5 +1,6 @@
 """The LightGBM callback of :class:`~.LGBMObjective`: it tells every copy of the adapter the
-iteration LightGBM is at and, under SGLB, sets each tree's learning rate."""
+iteration LightGBM is at (counted over the whole model, so continued training from an
+``init_model`` of ``n`` trees starts at ``n``) and, under SGLB, sets each tree's learning rate."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from .._booster_params import LEARNING_RATE_NAMES
 # Set by the SGLB callback on the Booster it trains: the token of the adapter (hub) that trained
 # it. A Python attribute, so a model loaded from a file or string never has it (kept by pickle).
 TRAINED_ATTR = "_stochrank_sglb_trained_by"
+# Set beside it: the number of trees of the init model the training continued (0 for none).
+BEGIN_ATTR = "_stochrank_sglb_begin"
 
 
 class Hub:
@@ -31,9 +34,10 @@ class Hub:
     def add(self, adapter):
         self._members.add(adapter)
 
-    def sync(self, iteration):
+    def sync(self, iteration, begin=0):
         for adapter in list(self._members):
             adapter.sync_iteration(iteration)
+            adapter.sync_begin(begin)
 
 
 def _check_learning_rate(params, sglb: SGLB) -> None:
@@ -47,7 +51,15 @@ def _check_learning_rate(params, sglb: SGLB) -> None:
 
 
 class LGBMCallback:
-    """Before-iteration callback: iteration index and SGLB learning rate."""
+    """Before-iteration callback: iteration index and SGLB learning rate.
+
+    The objective's iteration is LightGBM's own, ``env.iteration``: with ``init_model`` it
+    continues from the init model's number of trees. The SGLB schedule counts the trees of
+    this run, ``t = env.iteration - env.begin_iteration``: the booster holds ``G_t = F_t / c^t``
+    with the init model's trees (``F_0``) as they are, tree ``t`` gets the rate
+    ``lr * c^-(t+1)``, and the finalised model is ``c^T`` times every tree, old ones included:
+    ``F_T = c^T F_0 + ...`` (the adapter evaluates the objective at ``c^(t+1) G_t``).
+    """
 
     def __init__(self, hub: Hub, sglb: SGLB | None):
         self.order = 10
@@ -60,9 +72,6 @@ class LGBMCallback:
     def __call__(self, env) -> None:
         t = env.iteration - env.begin_iteration
         if self._sglb is not None:
-            if env.begin_iteration != 0:
-                raise ValueError("SGLB cannot continue training from init_model: the existing "
-                                 "trees are not in the shrunk parametrisation")
             params = env.params or {}
             kind = next((params[k] for k in ("boosting", "boosting_type", "boost") if k in params),
                         "gbdt")
@@ -72,8 +81,9 @@ class LGBMCallback:
             if t == 0:
                 _check_learning_rate(params, self._sglb)
             self._sglb.check_iterations(t + 1, np.float64)
+            # reset_parameter's rate function takes env.iteration - env.begin_iteration: t
             self._rate(env)  # type: ignore[misc]  # set whenever _sglb is
             if env.model is not None:  # finalize() accepts only the boosters marked here
                 setattr(env.model, TRAINED_ATTR, self._hub.token)
-        self._hub.sync(t)
-
+                setattr(env.model, BEGIN_ATTR, env.begin_iteration)
+        self._hub.sync(env.iteration, env.begin_iteration)

@@ -22,7 +22,7 @@ class LGBMMetric(EvalMetric):
         lgb.train(params, train_set, valid_sets=[valid], feval=LGBMMetric("NDCG", 5))
 
     Args:
-      see :class:`~stochrank_objectives.adapters._common.EvalMetric` (metric name, cutoff,
+      see :class:`~stochrank_objectives.eval_metric.EvalMetric` (metric name, cutoff,
       metric options).
 
     Returns:
