@@ -3,8 +3,10 @@
 
 import warnings
 
+from .objectives import training_metric as _moved
 from .objectives.training_metric import *  # noqa: F401,F403
-from .objectives.training_metric import __all__  # noqa: F401
+
+__all__ = list(_moved.__all__)
 
 warnings.warn("stochrank_objectives.training_metric moved to "
               "stochrank_objectives.objectives.training_metric; import it from there",

@@ -256,9 +256,11 @@ class StochasticRankerBase(BaseEstimator):
         self._check_fit_inputs(X, eval_set)  # the booster's refusals, before anything changes
         try:
             with sigints_recorded() as sigints:
-                self._fit(X, y, qid, group, eval_set, sample_weight, eval_sample_weight,
-                          position, propensity, init_score, eval_init_score, init_model,
-                          callbacks)
+                self._fit(X, y, qid, group, eval_set, sample_weight=sample_weight,
+                          eval_sample_weight=eval_sample_weight, position=position,
+                          propensity=propensity, init_score=init_score,
+                          eval_init_score=eval_init_score, init_model=init_model,
+                          callbacks=callbacks)
             if sigints:  # a KeyboardInterrupt something swallowed (see _interrupts)
                 raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
                                         "compiled a kernel): the model may be incomplete")
@@ -424,7 +426,7 @@ class StochasticRankerBase(BaseEstimator):
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
         save_booster(self.booster_, fname, self._booster_name)
 
-    def explainer(self, data: Any = None, **kwargs: Any):
+    def explainer(self, data: Any = None, **kwargs: Any) -> Any:
         """A ``shap.TreeExplainer`` of the fitted model: ``TreeExplainer(self.booster_, data,
         **kwargs)``.
 

@@ -37,7 +37,7 @@ import xgboost as xgb
 from ...sglb import SGLB
 from .._common import as_scores, objective_grad_hess
 from ..xgboost import DEFAULT_PARAMS, XGBObjective
-from ..xgboost._objective import _grouped
+from ..xgboost._objective import dmatrix_groups
 from ._frontend import DaskFrontEnd
 from .layout import QueryLayout
 
@@ -126,7 +126,7 @@ class _ShardXGBObjective(XGBObjective):
         if self.query_weights is None:
             return super().__call__(predt, dtrain)
         predt = as_scores(predt)
-        labels, offsets = _grouped(dtrain, predt.shape[0], "training")
+        labels, offsets = dmatrix_groups(dtrain, predt.shape[0], "training")
         cached = getattr(self, "_shard_cache", None)   # (the worker's DMatrix, its weights)
         if cached is None or cached[0]() is not dtrain:
             cached = self._shard_cache = (weakref.ref(dtrain),

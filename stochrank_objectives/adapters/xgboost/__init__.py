@@ -63,9 +63,12 @@ and ``dtrain.set_weight(per_query)``. :class:`StochasticXGBRanker` takes either 
 ``sample_weight`` and does this itself.
 """
 
+from . import _objective
 from ._metric import XGBMetric
-from ._objective import DEFAULT_PARAMS, XGBObjective
-from ._ranker import StochasticXGBRanker, xgboost_parameter_names
+from ._objective import XGBObjective
+from ._ranker import StochasticXGBRanker, xgboost_parameter_names  # noqa: F401 (tests, tools)
 
-__all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS",
-           "xgboost_parameter_names"]
+__all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
+
+#: Parameters every custom ranking objective wants (see the module docstring).
+DEFAULT_PARAMS = _objective.DEFAULT_PARAMS

@@ -6,7 +6,7 @@ import numpy as np
 import xgboost as xgb
 
 from .._common import EvalMetric, as_scores
-from ._objective import _grouped, _weights
+from ._objective import dmatrix_groups, dmatrix_weights
 
 __all__ = ["XGBMetric"]
 
@@ -32,5 +32,5 @@ class XGBMetric(EvalMetric):
 
     def __call__(self, predt: np.ndarray, dmat: xgb.DMatrix) -> tuple[str, float]:
         predt = as_scores(predt)
-        labels, offsets = _grouped(dmat, predt.shape[0], "evaluation")
-        return self.name, self.value(predt, labels, offsets, _weights(dmat, offsets))
+        labels, offsets = dmatrix_groups(dmat, predt.shape[0], "evaluation")
+        return self.name, self.value(predt, labels, offsets, dmatrix_weights(dmat, offsets))

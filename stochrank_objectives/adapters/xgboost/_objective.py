@@ -15,7 +15,7 @@ from .._common import BoosterObjective, as_scores, objective_grad_hess
 from .._serving import xgboost_as_ranker
 from ._json import scale_json_model
 
-__all__ = ["XGBObjective", "DEFAULT_PARAMS"]
+__all__ = ["XGBObjective", "DEFAULT_PARAMS", "dmatrix_groups", "dmatrix_weights"]
 
 #: Parameters every custom ranking objective wants (see the module docstring).
 DEFAULT_PARAMS = {"base_score": 0.0, "disable_default_eval_metric": 1}
@@ -25,7 +25,7 @@ _FINAL_ATTR = "stochrank_sglb_final_scale"
 _CONTINUE_ATTR = "stochrank_sglb_continue"
 
 
-def _grouped(dmat, n_preds: int, where: str):
+def dmatrix_groups(dmat, n_preds: int, where: str):
     """float64 labels and int64 offsets of a DMatrix, checked against the predictions."""
     labels = np.asarray(dmat.get_label(), dtype=np.float64)
     ptr = dmat.get_uint_info("group_ptr")
@@ -42,7 +42,7 @@ def _grouped(dmat, n_preds: int, where: str):
     return labels, offsets
 
 
-def _weights(dmat, offsets):
+def dmatrix_weights(dmat, offsets):
     """The query weights of a DMatrix: one per group. (XGBoost refuses per-row weights on a
     ranking matrix before an objective or metric runs; called by hand with them, the adapter
     still reads per-row weights equal within each group.)"""
@@ -75,15 +75,16 @@ class XGBObjective(BoosterObjective):
         predt = as_scores(predt)
         if not isinstance(dtrain, xgb.DMatrix):
             raise TypeError(f"expected (predt, xgboost.DMatrix), got a {type(dtrain).__name__}")
-        labels, offsets = _grouped(dtrain, predt.shape[0], "training")
-        return objective_grad_hess(self, predt, labels, offsets, _weights(dtrain, offsets))
+        labels, offsets = dmatrix_groups(dtrain, predt.shape[0], "training")
+        return objective_grad_hess(self, predt, labels, offsets, dmatrix_weights(dtrain, offsets))
 
     def callback(self) -> xgb.callback.TrainingCallback:
         """A ``TrainingCallback``: iteration, SGLB learning rate and finalisation, ranker name."""
         return _XGBCallback(self)
 
     def _continue_key(self, n_trees: int) -> str:
-        return f"{n_trees} trees, c={self.sglb.shrink!r}"
+        shrink = None if self.sglb is None else self.sglb.shrink
+        return f"{n_trees} trees, c={shrink!r}"
 
     def continue_from(self, booster: xgb.Booster) -> xgb.Booster:
         """A copy of ``booster`` to continue training from, with this adapter and its callback.
