@@ -107,3 +107,9 @@ def test_the_cache_does_not_travel_with_a_pickle(data_sets):
     restored = pickle.loads(pickle.dumps(objective))
     np.testing.assert_array_equal(restored.grad_hess(*data_sets[1])[0],
                                   sro.StochasticRank(top=5).grad_hess(*data_sets[1])[0])
+
+
+def test_every_registered_objective_is_shared_here():
+    from stochrank_objectives.objectives import OBJECTIVES as REGISTRY
+
+    assert set(REGISTRY) <= {type(make()).__name__ for make in OBJECTIVES.values()}
