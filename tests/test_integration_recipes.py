@@ -38,6 +38,8 @@ def integration_pages():
 def missing(page):
     """What the page needs and this environment lacks (modules, or Java for Spark)."""
     def installed(name):
+        if name in sys.modules:  # imported already (optuna_integration's lazy module has no
+            return True          # __spec__, and find_spec raises ValueError on it)
         try:
             return importlib.util.find_spec(name) is not None
         except ModuleNotFoundError:  # a parent package is missing
