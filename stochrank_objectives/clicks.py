@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .click_em import DEFAULT_MAX_ITER, DEFAULT_TOL, check_em_settings, em_design, regression_em
-from .groups import as_float_array, validate_query_offsets
+from .groups import as_float_array, check_positions, validate_query_offsets
 
 __all__ = ["DEFAULT_CLIP", "ips_labels", "estimate_propensities", "RegressionEM",
            "check_click_rates", "check_positions", "power_law_propensities",
@@ -177,35 +177,6 @@ def simulate_clicks(attractiveness, positions, query_offsets, propensities, *,
         first = np.where(draws.any(axis=1), draws.argmax(axis=1), -1)
         np.add.at(clicks, shown[first[first >= 0]], 1.0)
     return clicks
-
-
-def check_positions(positions, n_rows, name: str = "position"):
-    """0-based display positions as int64, one per row; refused if not whole numbers >= 0.
-
-    >>> check_positions([0, 2.0, 1], 3).tolist()
-    [0, 2, 1]
-
-    Args:
-      positions: the display position of each row (0 = the top of the list).
-      n_rows: the number of rows they must cover.
-      name: the argument named in the messages.
-
-    Returns:
-      The positions, int64; ValueError names the fix otherwise.
-    """
-    pos = np.asarray(positions)
-    if pos.shape != (n_rows,):
-        raise ValueError(f"{name} must have one entry per row ({n_rows}), got shape "
-                         f"{pos.shape}")
-    if not np.issubdtype(pos.dtype, np.integer):
-        if not np.all(np.isfinite(pos)) or np.any(pos != np.round(pos)):
-            raise ValueError(f"{name} must hold integer display positions (0 = top)")
-        pos = pos.astype(np.int64)
-    if pos.size and pos.min() < 0:
-        row = int(np.argmax(pos < 0))
-        raise ValueError(f"{name} must be >= 0 (0 = the top of the list): row {row} has "
-                         f"{pos[row]}; pass 0-based display positions")
-    return pos.astype(np.int64)
 
 
 def _probabilities(values, name, what):

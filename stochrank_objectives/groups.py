@@ -29,7 +29,7 @@ array([0, 3, 5])
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -45,6 +45,7 @@ __all__ = [
     "query_weights",
     "document_weights",
     "GroupedData",
+    "check_positions",
 ]
 
 
@@ -280,14 +281,12 @@ class GroupedData:
     >>> data = GroupedData([1.0, 0.0, 2.0, 0.0, 0.0], [0, 2, 5], weights=[1.0, 1.0, 3.0, 3.0, 3.0])
     >>> data.n_queries, data.weights.tolist(), data.document_weights().tolist()
     (2, [1.0, 3.0], [1.0, 1.0, 3.0, 3.0, 3.0])
-    >>> data.select_queries([1]).labels.tolist()
-    [2.0, 0.0, 0.0]
 
     The rankers build one per data set (the training data and each eval set) from what ``fit``
     receives, each check naming the argument, and every part downstream -- the booster's data
     container, the objective adapters, the eval metrics -- reads it instead of re-validating
-    loose arrays. It pickles (to ship to Dask workers) and is immutable: :meth:`with_fields`
-    returns a validated copy with fields replaced.
+    loose arrays. It pickles (to ship to Dask workers) and is immutable
+    (``dataclasses.replace`` gives a validated copy with fields replaced).
 
     Args:
       labels: relevance labels, one per document (finite, >= 0), float64.
@@ -326,7 +325,7 @@ class GroupedData:
         if self.weights is not None:
             set_(self, "weights", query_weights(self.weights, offsets, name("weights")))
         if self.positions is not None:
-            set_(self, "positions", _positions(self.positions, n, name("positions")))
+            set_(self, "positions", check_positions(self.positions, n, name("positions")))
         if self.init_scores is not None:
             set_(self, "init_scores", as_float_array(self.init_scores, name("init_scores"), n))
         set_(self, "names", names or None)
@@ -351,42 +350,32 @@ class GroupedData:
         return None if self.weights is None else document_weights(self.weights,
                                                                    self.query_offsets)
 
-    def with_fields(self, **fields) -> "GroupedData":
-        """A validated copy with ``fields`` replaced (``labels=``, ``weights=``, ...)."""
-        return replace(self, **fields)
-
-    def select_queries(self, queries) -> "GroupedData":
-        """The data of the queries ``queries`` (indices, in the order given)."""
-        queries = np.asarray(queries, dtype=np.int64).reshape(-1)
-        offs = self.query_offsets
-        rows = (np.concatenate([np.arange(offs[q], offs[q + 1]) for q in queries])
-                if queries.size else np.zeros(0, dtype=np.int64))
-
-        def take(values):
-            return None if values is None else values[rows]
-
-        return GroupedData(self.labels[rows], query_offsets_from_sizes(self.sizes[queries]),
-                           weights=None if self.weights is None else self.weights[queries],
-                           positions=take(self.positions), init_scores=take(self.init_scores),
-                           names=self.names)
 
 
-def _positions(values, n: int, name: str) -> np.ndarray:
-    positions = np.asarray(values)
-    if positions.shape != (n,):
-        raise ValueError(f"{name} has shape {positions.shape}, expected ({n},) (one display "
-                         "position per row)")
-    if positions.dtype.kind == "f":
-        if not np.all(np.isfinite(positions)) or np.any(positions != np.round(positions)):
-            bad = int(np.argmax(~np.isfinite(positions) | (positions != np.round(positions))))
-            raise ValueError(f"{name} must be whole numbers (0-based display positions), got "
-                             f"{positions[bad]!r} at row {bad}")
-    elif positions.dtype.kind not in "iub":
-        raise TypeError(f"{name} must be integers (0-based display positions), got dtype "
-                        f"{positions.dtype}")
-    positions = positions.astype(np.int64)
-    if n and positions.min() < 0:
-        bad = int(np.argmax(positions < 0))
-        raise ValueError(f"{name} must be >= 0 (0-based display positions), got "
-                         f"{positions[bad]} at row {bad}")
-    return positions
+def check_positions(positions, n_rows, name: str = "position"):
+    """0-based display positions as int64, one per row; refused if not whole numbers >= 0.
+
+    >>> check_positions([0, 2.0, 1], 3).tolist()
+    [0, 2, 1]
+
+    Args:
+      positions: the display position of each row (0 = the top of the list).
+      n_rows: the number of rows they must cover.
+      name: the argument named in the messages.
+
+    Returns:
+      The positions, int64; ValueError names the fix otherwise.
+    """
+    pos = np.asarray(positions)
+    if pos.shape != (n_rows,):
+        raise ValueError(f"{name} must have one entry per row ({n_rows}), got shape "
+                         f"{pos.shape}")
+    if not np.issubdtype(pos.dtype, np.integer):
+        if not np.all(np.isfinite(pos)) or np.any(pos != np.round(pos)):
+            raise ValueError(f"{name} must hold integer display positions (0 = top)")
+        pos = pos.astype(np.int64)
+    if pos.size and pos.min() < 0:
+        row = int(np.argmax(pos < 0))
+        raise ValueError(f"{name} must be >= 0 (0 = the top of the list): row {row} has "
+                         f"{pos[row]}; pass 0-based display positions")
+    return pos.astype(np.int64)
