@@ -1,4 +1,9 @@
-"""Fixtures shared by several test files."""
+"""Fixtures shared by several test files, and the kernels compiled once before a distributed run."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +38,34 @@ def mq2008_first_queries(mq2008_train_vali):
     train = mq2008_train_vali[0]
     n = int(train.query_offsets[80])
     return train.X[:n], train.y[:n], train.query_offsets[:81], train.qid[:n]
+
+
+def pytest_sessionstart(session):
+    """On the controller of a pytest-xdist run with several workers, compile the objectives'
+    Numba kernels into Numba's cache first, in as many processes side by side (see
+    ``_warm_kernels.py``), so that the workers load them instead of each compiling them."""
+    config = session.config
+    n_workers = getattr(config.option, "numprocesses", None) or 0
+    if hasattr(config, "workerinput") or n_workers < 2 or config.option.collectonly:
+        return
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    script = str(Path(__file__).with_name("_warm_kernels.py"))
+    parts = [subprocess.Popen([sys.executable, script, str(i), str(n_workers)], cwd=root, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for i in range(n_workers)]
+    for part in parts:
+        _, errors = part.communicate()
+        if part.returncode:  # the tests will say what is wrong; this only saved time
+            print(f"kernel warm-up exited {part.returncode}: {errors[-500:]}", file=sys.stderr)
+
+
+#: the tests that each run a job of a minute or more in a subprocess (measured on 2 cores): they
+#: start first, so that a distributed run does not end with one worker on one of them alone
+LONGEST = ("tests/test_bounds_checked_kernels.py::", "tests/test_integration_recipes.py::",
+           "tests/test_types.py::", "tests/test_fresh_imports.py::",
+           "tests/test_docs.py::test_sphinx")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST))  # stable: order kept otherwise

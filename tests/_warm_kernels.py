@@ -1,0 +1,44 @@
+"""Compile the objectives' Numba kernels into Numba's cache before a distributed test run.
+
+Numba compiles a kernel on its first call in each process and keeps the machine code in its
+on-disk cache. On a fresh clone the cache is empty, so every pytest-xdist worker would compile
+the same kernels on its own (StochasticRank's CCS chain alone takes over a minute). The
+controller therefore runs this script once per group, the groups side by side, before any worker
+starts; the workers then load the kernels from the cache. A kernel missed here is still
+compiled where it is first called: this only moves work, it checks nothing.
+
+Usage: ``python tests/_warm_kernels.py PART N`` compiles part ``PART`` of ``N`` of every
+registered objective's examples: part 0 those that smooth with StochasticRank's CCS (the slowest
+to compile, and one chain of kernels), the other parts the other examples, dealt in turn.
+"""
+
+import sys
+
+import numpy as np
+
+
+def part(index: int, n_parts: int) -> list:
+    """The examples of part ``index`` of ``n_parts`` (see the module's docstring)."""
+    from stochrank_objectives.objectives import OBJECTIVES
+
+    examples = [example for cls in OBJECTIVES.values() for example in cls.examples()]
+    ccs = [e for e in examples if "StochasticRank(" in repr(e)]
+    others = [e for e in examples if e not in ccs]
+    if n_parts == 1:
+        return ccs + others
+    return ccs if index == 0 else others[index - 1::n_parts - 1]
+
+
+def warm(index: int, n_parts: int) -> None:
+    rng = np.random.default_rng(0)
+    offsets = np.array([0, 10, 25, 60], dtype=np.int64)
+    labels = rng.integers(0, 3, 60).astype(float)
+    scores = rng.normal(size=60)
+    weights = np.array([1.0, 2.0, 0.0])
+    for objective in part(index, n_parts):
+        objective.grad_hess(scores, labels, offsets, 0)
+        objective.grad_hess(scores, labels, offsets, 1, weights=weights)
+
+
+if __name__ == "__main__":
+    warm(int(sys.argv[1]), int(sys.argv[2]))
