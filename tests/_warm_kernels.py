@@ -9,7 +9,8 @@ compiled where it is first called: this only moves work, it checks nothing.
 
 Usage: ``python tests/_warm_kernels.py PART N`` compiles part ``PART`` of ``N`` of every
 registered objective's examples: part 0 those that smooth with StochasticRank's CCS (the slowest
-to compile, and one chain of kernels), the other parts the other examples, dealt in turn.
+to compile, and one chain of kernels), the other parts the other examples, dealt in turn, and
+the last part also the evaluation metrics' kernel.
 """
 
 import sys
@@ -38,6 +39,10 @@ def warm(index: int, n_parts: int) -> None:
     for objective in part(index, n_parts):
         objective.grad_hess(scores, labels, offsets, 0)
         objective.grad_hess(scores, labels, offsets, 1, weights=weights)
+    if index == n_parts - 1:
+        from stochrank_objectives.metrics import ndcg_at_k
+
+        ndcg_at_k(scores, labels, offsets, 5)
 
 
 if __name__ == "__main__":
