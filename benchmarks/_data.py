@@ -10,8 +10,11 @@ relevant document: the package's convention (NDCG = 1, MRR = ERR = 0; what
 CatBoost/LightGBM/XGBoost report) by default, and the same metrics with such queries skipped.
 
 Data sets: the bundled ``mq2008`` (5 folds) and ``lightgbm_lambdarank`` (one train/test split),
-the generated ``longlists`` (5 folds of 150-700 documents per query, few relevant; its model:
-:mod:`stochrank_objectives.longlists`), or any LETOR folder given with ``--data`` (:func:`open_data_folder`; layouts in
+the generated long lists (5 folds each; their model: :mod:`stochrank_objectives.longlists`) --
+``longlists`` (the ``sparse`` regime: 150-700 documents per query, about 4.5% relevant),
+``longlists_dense`` (about 150 documents, 30% relevant, grades 0-2) and ``longlists_web``
+(about 440 documents, 18% relevant, grades 0-4, text-match and link features), the statistics
+of two real long-list sets -- or any LETOR folder given with ``--data`` (:func:`open_data_folder`; layouts in
 :mod:`stochrank_objectives.letor`). A set without validation files gets a fixed 20% of each
 fold's train queries as its validation split (seed ``VALID_SPLIT_SEED``). ``g_max`` of ERR is
 the largest label of the fold's files.
@@ -29,7 +32,7 @@ import numpy as np  # noqa: E402
 
 from stochrank_objectives.data import (  # noqa: E402
     RankingData, load_lightgbm_lambdarank, load_mq2008)
-from stochrank_objectives.longlists import load_long_lists  # noqa: E402
+from stochrank_objectives.longlists import REGIMES, load_long_lists  # noqa: E402
 from stochrank_objectives.letor import (  # noqa: E402
     LetorLayout, check_letor_files, letor_layout, load_letor_fold)
 
@@ -37,8 +40,12 @@ from ._targets import parse_target  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATA_CACHE = RESULTS / ".data_cache"   # parsed --data files (ignored by git)
-# data set -> its folds (longlists is generated, not stored: the same draw on every machine)
-BUNDLED = {"mq2008": [1, 2, 3, 4, 5], "lightgbm_lambdarank": [1], "longlists": [1, 2, 3, 4, 5]}
+# the generated long lists: data set -> regime of stochrank_objectives.longlists
+LONG_LISTS = {"longlists" if regime == "sparse" else f"longlists_{regime}": regime
+              for regime in REGIMES}
+# data set -> its folds (the long lists are generated, not stored: the same draw on every machine)
+BUNDLED = {"mq2008": [1, 2, 3, 4, 5], "lightgbm_lambdarank": [1],
+           **{name: [1, 2, 3, 4, 5] for name in LONG_LISTS}}
 VALID_FRACTION = 0.2     # sets without validation files: share of train queries held out
 VALID_SPLIT_SEED = 20200713
 
@@ -141,16 +148,17 @@ def load_split(dataset, fold: int) -> Split:
     if dataset == "mq2008":
         return Split(load_mq2008("train", fold), load_mq2008("vali", fold),
                      load_mq2008("test", fold), 2)
-    if dataset == "longlists":
-        return Split(load_long_lists("train", fold), load_long_lists("vali", fold),
-                     load_long_lists("test", fold), 4)
+    if dataset in LONG_LISTS:
+        regime = LONG_LISTS[dataset]
+        return Split(*(load_long_lists(split, fold, regime) for split in ("train", "vali", "test")),
+                     len(REGIMES[regime].grade_thresholds))
     if dataset == "lightgbm_lambdarank":
         if fold != 1:
             raise ValueError("lightgbm_lambdarank has a single train/test split: use --folds 1")
         train, valid = hold_out_validation(load_lightgbm_lambdarank("train"))
         test = load_lightgbm_lambdarank("test")
         return Split(train, valid, test, _grade_max(train, valid, test))
-    raise ValueError(f"unknown dataset {dataset!r}: mq2008, lightgbm_lambdarank, longlists, or "
+    raise ValueError(f"unknown dataset {dataset!r}: {', '.join(BUNDLED)}, or "
                      "a LETOR folder with --data PATH")
 
 

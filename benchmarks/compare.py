@@ -1,6 +1,7 @@
 """Table 2 of the StochasticRank paper: every ranking objective in every booster, tuned and tested.
 
-    python -m benchmarks.compare [--dataset mq2008|lightgbm_lambdarank|longlists | --data PATH
+    python -m benchmarks.compare [--dataset mq2008|lightgbm_lambdarank|longlists|longlists_dense
+        |longlists_web | --data PATH
         [--cache-dir DIR]] [--folds 1 2 3 4 5]
         [--seeds 0] [--boosters lightgbm xgboost catboost] [--methods ...] [--targets NDCG@5 MRR]
         [--budget 5] [--max-trees 300] [--patience 50] [--lr-min 0.01] [--threads 1]

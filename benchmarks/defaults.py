@@ -1,13 +1,21 @@
 """Real data at the package defaults: StochasticRank as a user gets it against native LambdaMART.
 
-    python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank|longlists | --data PATH
+    python -m benchmarks.defaults [--dataset mq2008|lightgbm_lambdarank|longlists|longlists_dense
+        |longlists_web | --data PATH
         [--cache-dir DIR]] [--folds 1 2 3 4 5] [--seeds 0 1 2]
         [--boosters lightgbm xgboost catboost] [--depth 6]
         [--out benchmarks/results/<dataset>_defaults] [--threads 1] [--workers 1 | --scheduler
         ADDRESS] [--no-progress]
 
 MQ2008 has 5 folds; the LightGBM lambdarank sample one train/test split, whose validation set
-is a fixed 20% of the training queries (:func:`benchmarks._data.load_split`). ``--data PATH``
+is a fixed 20% of the training queries (:func:`benchmarks._data.load_split`). The generated
+long lists (:mod:`stochrank_objectives.longlists`, 5 folds each) come in three regimes, each
+drawn to match a kind of data: ``longlists`` (``sparse``) the published statistics of web search
+at scale (MSLR-WEB30K, Yahoo! LTR: 150-700 documents per query, about 4.5% relevant, grades
+0-4); ``longlists_dense`` a small dense real set (about 150 documents per query, 30% relevant in
+grades 0-2 as 70 / 16 / 14%, 45 features, 106 queries); ``longlists_web`` a small web real set
+(about 440 documents, 18% relevant in grades 0-4 as 81.8 / 12.3 / 4.7 / 0.6 / 0.6%, 42 text-match
+and link features, 61 queries). ``REGIMES`` there holds each regime's settings and statistics. ``--data PATH``
 takes any LETOR folder (as in :mod:`benchmarks.compare`); the folds default to all of its.
 
 No tuning at all: every method gets the same booster settings (learning rate 0.1, ``--depth``

@@ -49,28 +49,87 @@ grade 0 or 1.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .data import RankingData
 from .groups import query_offsets_from_sizes
 
-__all__ = ["make_long_lists", "load_long_lists", "LONG_LIST_SPLITS", "GRADE_THRESHOLDS"]
+__all__ = ["make_long_lists", "load_long_lists", "LONG_LIST_SPLITS", "GRADE_THRESHOLDS",
+           "Regime", "REGIMES"]
 
-#: grade g is reached when u + d_q exceeds GRADE_THRESHOLDS[g - 1]
+#: grade g is reached when u + d_q exceeds GRADE_THRESHOLDS[g - 1] (the sparse regime)
 GRADE_THRESHOLDS = (1.9, 2.4, 2.9, 3.3)
-#: queries of each split in :func:`load_long_lists`
+#: queries of each split in :func:`load_long_lists` (the sparse regime)
 LONG_LIST_SPLITS = {"train": 200, "vali": 60, "test": 100}
-_KINDS = ("direct", "offset", "rank", "gated", "query", "noise")
-_SHARES = (0.4, 0.15, 0.1, 0.1, 0.1)  # the rest is noise
 
 
-def _feature_plan(n_features: int, feature_seed: int):
+@dataclass(frozen=True)
+class Regime:
+    """One kind of long-list data: the generator's settings and the statistics they match.
+
+    Fields: ``min_docs``/``max_docs`` (bounds of the log-uniform list length), ``n_features``,
+    ``grade_thresholds`` (grade g when ``u + d_q`` exceeds the g-th; ``len`` = the top grade),
+    ``shares`` (``(kind, share)`` of the feature columns; the rest is noise), ``splits``
+    (queries of train/vali/test per fold in :func:`load_long_lists`), and the statistics the
+    settings were chosen to match: ``grade_shares`` (the share of each grade over all
+    documents), ``mean_docs`` (documents per query) and ``matches`` (in words).
+    """
+
+    min_docs: int
+    max_docs: int
+    n_features: int
+    grade_thresholds: tuple[float, ...]
+    shares: tuple[tuple[str, float], ...]
+    splits: tuple[int, int, int]
+    grade_shares: tuple[float, ...]
+    mean_docs: float
+    matches: str
+
+
+# The thresholds put the grade shares at the stated ones: u + d_q ~ N(0, 1.25) over queries,
+# so threshold g is sqrt(1.25) * Phi^-1(share of grades < g).
+REGIMES: dict[str, Regime] = {
+    "sparse": Regime(
+        150, 700, 40, GRADE_THRESHOLDS,
+        (("direct", 0.4), ("offset", 0.15), ("rank", 0.1), ("gated", 0.1), ("query", 0.1)),
+        (200, 60, 100), (0.955, 0.029, 0.011, 0.003, 0.002), 357.0,
+        "web search at scale (MSLR-WEB30K, Yahoo! LTR): 150-700 documents per query, about "
+        "4.5% relevant in grades 1-4, 360 queries a fold"),
+    "dense": Regime(
+        55, 320, 45, (0.586, 1.208),
+        (("direct", 0.45), ("offset", 0.3), ("rank", 0.1), ("query", 0.05)),
+        (64, 21, 21), (0.70, 0.16, 0.14), 152.0,
+        "a small dense set of real long lists: 106 queries of 35-320 documents (mean 152; the "
+        "log-uniform 55-320 has mean 150), 30% relevant in grades 0-2 (70% / 16% / 14%), 45 "
+        "features, mostly text-match scores"),
+    "web": Regime(
+        230, 728, 42, (1.015, 1.748, 2.524, 2.809),
+        (("direct", 0.35), ("offset", 0.3), ("link", 0.2), ("rank", 0.05), ("query", 0.05)),
+        (37, 12, 12), (0.818, 0.123, 0.047, 0.006, 0.006), 437.0,
+        "a small web set of real long lists: 61 queries of 230-728 documents (mean 437; the "
+        "log-uniform has mean 432), 18% relevant in grades 0-4 (81.8 / 12.3 / 4.7 / 0.6 / "
+        "0.6%), 42 features: text-match scores (BM25, TF-IDF, language models over body, title "
+        "and anchor: direct and query-offset columns) and link features"),
+}
+
+
+def _regime(regime: str) -> Regime:
+    if regime not in REGIMES:
+        raise ValueError(f"regime must be one of {sorted(REGIMES)}, got {regime!r}")
+    return REGIMES[regime]
+
+
+def _feature_plan(n_features: int, feature_seed: int, shares=REGIMES["sparse"].shares):
     """Each column's kind, noise scale and transform (the same for every split)."""
     rng = np.random.default_rng(np.random.SeedSequence([feature_seed, 7]))
-    counts = [int(round(share * n_features)) for share in _SHARES]
-    counts[3] -= counts[3] % 2  # gated features come in (gate, view) pairs
-    counts.append(max(0, n_features - sum(counts)))
-    kinds = [kind for kind, count in zip(_KINDS, counts) for _ in range(count)][:n_features]
+    counts = {kind: int(round(share * n_features)) for kind, share in shares}
+    if "gated" in counts:
+        counts["gated"] -= counts["gated"] % 2  # gated features come in (gate, view) pairs
+    counts["noise"] = max(0, n_features - sum(counts.values()))
+    order = [kind for kind, _ in shares] + ["noise"]
+    kinds = [kind for kind in order for _ in range(counts[kind])][:n_features]
     noise = rng.uniform(1.5, 4.5, n_features)
     transform = rng.integers(0, 4, n_features)
     return kinds, noise, transform
@@ -94,24 +153,35 @@ def _within_query_rank(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def make_long_lists(n_queries: int = 200, n_features: int = 40, min_docs: int = 150,
-                    max_docs: int = 700, seed: int = 0, feature_seed: int = 0) -> RankingData:
+def make_long_lists(n_queries: int = 200, n_features: int | None = None,
+                    min_docs: int | None = None, max_docs: int | None = None, seed: int = 0,
+                    feature_seed: int = 0, regime: str = "sparse") -> RankingData:
     """Draw ``n_queries`` long lists from the module's model.
 
-    Example: ``make_long_lists(500, seed=3)`` -- about 150k documents.
+    Example: ``make_long_lists(500, seed=3)`` -- about 150k documents;
+    ``make_long_lists(100, regime="dense")`` -- 100 lists like a dense real set.
 
     Args:
       n_queries: number of queries (>= 1).
-      n_features: feature columns (>= 10, so that every kind of feature is present).
-      min_docs, max_docs: bounds of the log-uniform list length (1 <= min_docs <= max_docs).
+      n_features: feature columns (>= 10, so that every kind of feature is present; default:
+        the regime's).
+      min_docs, max_docs: bounds of the log-uniform list length (1 <= min_docs <= max_docs;
+        default: the regime's).
       seed: the draw of queries, documents and noise.
       feature_seed: the columns' kinds, noise scales and transforms (keep it fixed across the
         splits of one data set).
+      regime: a key of :data:`REGIMES` -- ``"sparse"`` (web search at scale), ``"dense"`` or
+        ``"web"`` (small real long-list sets); it sets the grades, the list lengths and the
+        kinds of features.
 
     Returns:
-      a :class:`~stochrank_objectives.data.RankingData` (float32 features, grades 0-4, qid
-      0..n_queries-1, queries contiguous).
+      a :class:`~stochrank_objectives.data.RankingData` (float32 features, grades 0 to
+      ``len(REGIMES[regime].grade_thresholds)``, qid 0..n_queries-1, queries contiguous).
     """
+    settings = _regime(regime)
+    n_features = settings.n_features if n_features is None else n_features
+    min_docs = settings.min_docs if min_docs is None else min_docs
+    max_docs = settings.max_docs if max_docs is None else max_docs
     for name, value, low in (("n_queries", n_queries, 1), ("n_features", n_features, 10),
                              ("min_docs", min_docs, 1), ("max_docs", max_docs, 1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
@@ -127,9 +197,9 @@ def make_long_lists(n_queries: int = 200, n_features: int = 40, min_docs: int = 
     shift = rng.normal(0.0, 0.5, n_queries)
     latent = rng.standard_normal(n)
     relevance = latent + shift[query_of_doc]
-    labels = np.searchsorted(np.asarray(GRADE_THRESHOLDS), relevance).astype(np.float64)
+    labels = np.searchsorted(np.asarray(settings.grade_thresholds), relevance).astype(np.float64)
 
-    kinds, noise, transform = _feature_plan(n_features, feature_seed)
+    kinds, noise, transform = _feature_plan(n_features, feature_seed, settings.shares)
     X = np.empty((n, n_features), dtype=np.float32)
     gate: np.ndarray | None = None
     for j, kind in enumerate(kinds):
@@ -150,22 +220,26 @@ def make_long_lists(n_queries: int = 200, n_features: int = 40, min_docs: int = 
             per_query = (shift if j % 2 == 0 else np.zeros(n_queries)) + rng.standard_normal(
                 n_queries)
             column = per_query[query_of_doc]
+        elif kind == "link":  # query-independent, heavy-tailed, weakly relevant: link counts
+            column = np.exp(0.3 * latent + rng.standard_normal(n))
         else:
             column = rng.standard_normal(n)
         X[:, j] = column
     return RankingData(X, labels, query_of_doc.astype(np.int64), offsets)
 
 
-def load_long_lists(split: str = "train", fold: int = 1) -> RankingData:
-    """One split of fold ``fold`` (1-5) of the long-list benchmark set.
+def load_long_lists(split: str = "train", fold: int = 1, regime: str = "sparse") -> RankingData:
+    """One split of fold ``fold`` (1-5) of the long-list benchmark set of ``regime``.
 
-    Every fold is its own draw (``seed = 100 fold + split index``) with the same feature
-    semantics (``feature_seed = 0``); :data:`LONG_LIST_SPLITS` gives the queries per split
-    (Fold 1: 74k / 21k / 34k documents).
+    Every fold is its own draw (``seed = 100 fold + split index``, plus ``10000 r`` for the
+    regime's index ``r`` in :data:`REGIMES`) with the same feature semantics
+    (``feature_seed = 0``); the regime's ``splits`` give the queries per split (sparse:
+    :data:`LONG_LIST_SPLITS`, Fold 1 74k / 21k / 34k documents).
 
     Args:
       split: ``"train"``, ``"vali"`` or ``"test"``.
       fold: 1-5.
+      regime: a key of :data:`REGIMES`.
 
     Returns:
       a :class:`~stochrank_objectives.data.RankingData`.
@@ -174,5 +248,8 @@ def load_long_lists(split: str = "train", fold: int = 1) -> RankingData:
         raise ValueError(f"split must be one of {sorted(LONG_LIST_SPLITS)}, got {split!r}")
     if fold not in (1, 2, 3, 4, 5):
         raise ValueError(f"fold must be 1-5, got {fold!r}")
+    settings = _regime(regime)
     index = list(LONG_LIST_SPLITS).index(split)
-    return make_long_lists(LONG_LIST_SPLITS[split], seed=100 * fold + index)
+    return make_long_lists(settings.splits[index],
+                           seed=100 * fold + index + 10000 * list(REGIMES).index(regime),
+                           regime=regime)

@@ -144,3 +144,24 @@ def test_defaults_records_no_nan_when_no_test_query_has_a_relevant_document(tmp_
         COMMANDS["defaults"](["--data", str(root), "--out", str(out), "--methods",
                               "native LambdaMART", "--cache-dir", str(tmp_path / "cache")])
     assert not list(out.glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("name, regime", [("longlists", "sparse"), ("longlists_dense", "dense"),
+                                          ("longlists_web", "web")])
+def test_every_long_list_regime_is_a_benchmark_data_set(name, regime):
+    from stochrank_objectives.longlists import REGIMES
+
+    assert _data.LONG_LISTS[name] == regime and _data.BUNDLED[name] == [1, 2, 3, 4, 5]
+    split = _data.load_split(name, 2)
+    settings = REGIMES[regime]
+    assert split.grade_max == len(settings.grade_thresholds)
+    assert (split.train.n_queries, split.valid.n_queries, split.test.n_queries) == settings.splits
+    assert split.train.X.shape[1] == settings.n_features
+
+
+def test_defaults_runs_a_real_shaped_long_list_regime(tmp_path):
+    defaults.main(["--dataset", "longlists_web", "--folds", "1", "--seeds", "0", "--boosters",
+                   "lightgbm", "--methods", "SR-R1soft", "native LambdaMART", "--max-trees", "3",
+                   "--depth", "4", "--no-progress", "--out", str(tmp_path)])
+    md = (tmp_path / "defaults_lightgbm_depth4.md").read_text()
+    assert "| lightgbm | NDCG@5 | SR-R1soft |" in md and "longlists_web" in md
