@@ -13,6 +13,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from _import_cycles import cycles as _cycles
 
 PACKAGE = Path(__file__).resolve().parents[1] / "stochrank_objectives"
 NAME = PACKAGE.name
@@ -83,37 +84,6 @@ def import_edges() -> dict[str, set[str]]:
                         edges[module].add(alias.name[len(NAME) + 1:])
         edges[module].discard(module)
     return edges
-
-
-def _cycles(edges) -> list[list[str]]:
-    """One cycle through each strongly connected component of more than one module."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in list(edges):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def test_the_import_graph_has_no_cycle():

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from _import_cycles import cycles
+
 PACKAGE = Path(__file__).resolve().parents[2] / "benchmarks"
 NAME = PACKAGE.name
 
@@ -55,37 +57,6 @@ def import_edges() -> dict[str, set[str]]:
 
 def is_entry_script(module: str) -> bool:
     return not module.startswith("_")
-
-
-def cycles(edges) -> list[list[str]]:
-    """One sorted list per strongly connected component of more than one module."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in list(edges):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def test_the_benchmarks_import_graph_has_no_cycle():
