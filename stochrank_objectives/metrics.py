@@ -216,6 +216,16 @@ def filtered_dcg(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
                          per_query, weights, order=order, gain=gain)
 
 
+def _order_free_on_the_whole_list(name, scores, labels, query_offsets, k, threshold, ties,
+                                  no_relevant, per_query, weights):
+    """Precision and Recall at ``k``, ``k=None`` the whole list: the objective refuses them there
+    (they do not depend on the order), so the spec is made with a top and its top set after."""
+    k = check_int(k, "k", 1, allow_none=True)
+    spec = replace(MetricSpec.make(name, top=k or 1, threshold=threshold), top=k)
+    return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
+                         no_relevant=no_relevant, per_query=per_query, weights=weights)
+
+
 def precision_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
                    k: int | None = None, *, threshold: float = 0.0, ties: str = "worst",
                    no_relevant: str | None = None, per_query: bool = False,
@@ -231,12 +241,9 @@ def precision_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLik
     Returns:
       Mean precision@k over queries, or per-query values.
     """
-    k = check_int(k, "k", 1, allow_none=True)
-    # The objective refuses Precision of the whole list (it does not depend on the order);
-    # as a metric it is the fraction of relevant documents, hence the spec's top set after.
-    spec = replace(MetricSpec.make("PRECISION", top=k or 1, threshold=threshold), top=k)
-    return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
-                         no_relevant=no_relevant, per_query=per_query, weights=weights)
+    # as a metric of the whole list: the fraction of relevant documents
+    return _order_free_on_the_whole_list("PRECISION", scores, labels, query_offsets, k,
+                                         threshold, ties, no_relevant, per_query, weights)
 
 
 def average_precision(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
@@ -287,12 +294,9 @@ def recall_at_k(scores: ArrayLike, labels: ArrayLike, query_offsets: ArrayLike,
     Returns:
       Mean recall@k over queries, or per-query values.
     """
-    k = check_int(k, "k", 1, allow_none=True)
-    # The objective refuses Recall of the whole list (it is 1 whatever the order); as a metric
-    # it is 1 for every query with a relevant document, hence the spec's top set after.
-    spec = replace(MetricSpec.make("RECALL", top=k or 1, threshold=threshold), top=k)
-    return evaluate_spec(spec, scores, labels, query_offsets, ties=ties,
-                         no_relevant=no_relevant, per_query=per_query, weights=weights)
+    # as a metric of the whole list: 1 for every query with a relevant document
+    return _order_free_on_the_whole_list("RECALL", scores, labels, query_offsets, k, threshold,
+                                         ties, no_relevant, per_query, weights)
 
 
 def metric_options(spec) -> dict:
