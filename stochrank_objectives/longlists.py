@@ -88,8 +88,9 @@ class Regime:
     matches: str
 
 
-# The thresholds put the grade shares at the stated ones: u + d_q ~ N(0, 1.25) over queries,
-# so threshold g is sqrt(1.25) * Phi^-1(share of grades < g).
+#: the generator's regimes by name, each a :class:`Regime` with the statistics it matches;
+#: the thresholds put the grade shares at the stated ones (``u + d_q ~ N(0, 1.25)`` over
+#: queries, so threshold g is ``sqrt(1.25) Phi^-1(share of the grades below g)``)
 REGIMES: dict[str, Regime] = {
     "sparse": Regime(
         150, 700, 40, GRADE_THRESHOLDS,
