@@ -7,6 +7,7 @@ The tests whose subject is the low-level adapter API (``LGBMObjective``, ``XGBOb
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
@@ -30,3 +31,14 @@ def fit_ranker(booster: str, objective, X, y, group, **params):
     ranker_class = getattr(stochrank_objectives, RANKERS[booster])
     ranker = ranker_class(objective, **{"random_state": 0, "n_jobs": 2, **params})
     return ranker.fit(X, y, group=group)
+
+
+def graded_queries(n_queries: int = 40, seed: int = 0, n_features: int = 5):
+    """``(X, y, qid)``: ``n_queries`` queries of 4-15 documents (qid ``7 q + 3``, contiguous),
+    Gaussian features and grades 0-3 that follow the first two features with noise."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(4, 16, n_queries)
+    qid = np.repeat(np.arange(n_queries) * 7 + 3, sizes)
+    X = rng.normal(size=(qid.size, n_features))
+    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 0.5, qid.size) + 1), 0, 3)
+    return X, y, qid

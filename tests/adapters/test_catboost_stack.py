@@ -19,19 +19,11 @@ from stochrank_objectives import (  # noqa: E402
     query_offsets_from_qid,
 )
 from _reference import Recorder  # noqa: E402
+from _rankers import graded_queries  # noqa: E402
 
 
-def _data(n_queries, seed, n_features=5):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(4, 16, n_queries)
-    qid = np.repeat(np.arange(n_queries) * 7 + 3, sizes)
-    X = rng.normal(size=(qid.size, n_features))
-    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 0.5, qid.size) + 1), 0, 3)
-    return X, y, qid
-
-
-X, Y, QID = _data(60, seed=0)
-XV, YV, QV = _data(30, seed=1)
+X, Y, QID = graded_queries(60, seed=0)
+XV, YV, QV = graded_queries(30, seed=1)
 EVAL = [(XV, YV, QV)]
 NDCG5 = "NDCG@5"
 CB_NDCG5 = "NDCG:top=5;type=Exp"  # CatBoost's name of the same metric (what callbacks see)

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from _rankers import graded_queries
 from _reference import predict_without_the_package
 
 from stochrank_objectives import SGLB, StochasticRank, metrics, query_offsets_from_qid
@@ -28,17 +29,8 @@ RELOAD = {
 }
 
 
-def _data(n_queries=40, seed=0, n_features=5):
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(4, 16, n_queries)
-    qid = np.repeat(np.arange(n_queries) * 7 + 3, sizes)
-    X = rng.normal(size=(qid.size, n_features))
-    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(0, 0.5, qid.size) + 1), 0, 3)
-    return X, y, qid
-
-
-X, Y, QID = _data()
-XV, YV, QV = _data(20, seed=1)
+X, Y, QID = graded_queries()
+XV, YV, QV = graded_queries(20, seed=1)
 
 
 @pytest.fixture(params=list(BOOSTERS))
