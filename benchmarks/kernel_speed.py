@@ -118,15 +118,17 @@ CASES = {
     "NDCG@10, grown cutoffs (default)": dict(metric="NDCG", top=10),
     "NDCG": dict(metric="NDCG", top=None),
     "ERR@10": dict(metric="ERR", top=10, grade_max=4),
-    # MRR exactly: the cascade stops at the first relevant document (MRR's default reach 0.3
-    # continues it past every relevant one, so the work is a full list's; the next case)
+    # MRR exactly: the cascade stops at the first relevant document; MRR's default reach 0.3
+    # continues it to the fourth (training_metric.reach_depth), so a sample orders the positions
+    # above the fifth
     "MRR": dict(metric="MRR", top=None, reach=0.0),
     "MRR, reach 0.3 (default)": dict(metric="MRR", top=None),
 }
-# Issue targets, in multiples of the floor (noise + argsort): top-k <= 1.5x, full lists <= 3x;
-# none for the defaults that train past the metric's cutoff (NDCG's grown cutoffs, MRR's reach):
-# their cost lies between the two, and benchmarks.scale times NDCG's against the boosters
-TARGETS = {"NDCG@10": 1.5, "NDCG": 3.0, "ERR@10": 1.5, "MRR": 1.5}
+# Issue targets, in multiples of the floor (noise + argsort): top-k and MRR <= 1.5x, full lists
+# <= 3x; none for NDCG's grown cutoffs (between the two; benchmarks.scale times them against the
+# boosters)
+TARGETS = {"NDCG@10": 1.5, "NDCG": 3.0, "ERR@10": 1.5, "MRR": 1.5,
+           "MRR, reach 0.3 (default)": 1.5}
 # Seconds per grad_hess of one full-NDCG query of this many documents.
 SINGLE_TARGETS = {100_000: 0.5, 1_000_000: 6.0}
 

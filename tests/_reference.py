@@ -198,11 +198,21 @@ def grouped_metric(metric, scores, labels, offs, k=None, ties="worst", **opts):
 # ----------------------------------------------------------------------------------------
 
 
+def reach_depth_reference(reach, tail=1e-2):
+    """How many relevant documents MRR's reach counts: those with ``reach^(j-1) >= tail``
+    (None: all, at reach 1)."""
+    if reach >= 1.0:
+        return None
+    return sum(1 for j in range(200) if reach ** j >= tail)
+
+
 def metric_batch(metric, lists, k=None, *, gain="exp2", grade_max=None, threshold=0.0,
-                 ideal=None, decay=0.85):
+                 ideal=None, decay=0.85, reach=0.0):
     """Metric of each ordered list along the last axis, from scratch.
 
     ``ideal``: IDCG for NDCG (the caller computes it once; 0 is returned where it is 0).
+    ``reach``: MRR's training value ``sum_{j <= K} reach^(j-1) / (p_j + 1)`` over the relevant
+    documents in rank order (``K`` = :func:`reach_depth_reference`).
     FILTEREDDCG: a NaN label marks the virtual document at score 0; only the documents before
     it count.
     """
@@ -222,6 +232,13 @@ def metric_batch(metric, lists, k=None, *, gain="exp2", grade_max=None, threshol
         before = np.concatenate([np.ones_like(still[..., :1]), still[..., :-1]], axis=-1)
         w = np.where(inside, 1.0 / (pos + 1.0), 0.0)
         return (prob * before * w).sum(axis=-1)
+    if metric == "MRR" and reach > 0.0:
+        rel = (lists > threshold).astype(np.float64)
+        above = np.cumsum(rel, axis=-1) - rel   # relevant documents before each position
+        depth = reach_depth_reference(reach)
+        kept = np.ones_like(above, dtype=bool) if depth is None else above < depth
+        w = np.where(inside, 1.0 / (pos + 1.0), 0.0)
+        return (rel * np.where(kept, reach ** above, 0.0) * w).sum(axis=-1)
     if metric == "MRR":
         rel = lists > threshold
         first = np.argmax(rel, axis=-1)
@@ -265,7 +282,7 @@ def _normal_pdf(x, mean, sd):
 
 def ccs_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0,
                   conditioning="translation", gain="exp2", grade_max=None, threshold=0.0,
-                  decay=0.85):
+                  decay=0.85, reach=0.0):
     """Raw (uncentred, no SFA) CCS estimate for one query, averaged over the noise rows.
 
     For each document i and noise row: the other documents sit at y_k = a_k + sigma e_k, i is
@@ -284,7 +301,8 @@ def ccs_raw_query(z, labels, noise, *, metric, top=None, sigma=1.0, mu=0.0,
     ideal = query_ideal(metric, r, top, gain)
     if metric == "NDCG" and ideal == 0.0:
         return grad
-    opts = dict(gain=gain, grade_max=grade_max, threshold=threshold, ideal=ideal, decay=decay)
+    opts = dict(gain=gain, grade_max=grade_max, threshold=threshold, ideal=ideal, decay=decay,
+                reach=reach)
     a = z - sigma * mu * r
     y = a[None, :] + sigma * noise  # (R, n)
     # slot template: list position j of "i inserted at slot p" -> index into [others..., i]

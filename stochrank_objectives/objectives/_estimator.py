@@ -48,7 +48,8 @@ from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
 from ..kernels.rng import draw_grouped_normals
 from ..metric_spec import MetricSpec, with_virtual_documents
-from .training_metric import check_min_top_share, check_reach, training_args
+from .training_metric import (check_min_top_share, check_reach, reach_kernel_options,
+                              training_args)
 from ..validation import check_choice, check_float, check_int, check_seed
 from ._protocol import weighted_mean
 
@@ -159,7 +160,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
     check_choice(smoothing, "smoothing", SMOOTHINGS)
     check_choice(summation, "summation", tuple(SUMMATIONS))
     spread_top = check_spread_top(spread_top, smoothing)
-    reach = check_reach(reach, metric_spec)
+    reach = check_reach(reach, metric_spec, estimator)
     window = float(window)
     if not window > 0.0:
         raise ValueError(f"window must be > 0, got {window}")
@@ -171,7 +172,7 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
                      mu=mu, nu=nu, sfa=sfa, n_samples=n_samples, seed=seed, iteration=iteration,
                      estimator=estimator, conditioning=conditioning, smoothing=smoothing,
                      center=center, noise=noise, window=window, spec=metric_spec,
-                     path=SUMMATIONS[summation], spread_top=spread_top)
+                     path=SUMMATIONS[summation], spread_top=spread_top, reach=reach)
 
 
 def check_spread_top(spread_top, smoothing):
@@ -203,7 +204,7 @@ def estimate(scores, labels, offs, prepared, **kwargs):
 def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sfa, n_samples,
                       seed, iteration, estimator, conditioning, smoothing="absolute", center=True,
                       noise=None, window=DEFAULT_WINDOW, path=PATH_AUTO, spread_top=None,
-                      query_scales=None):
+                      query_scales=None, reach=0.0):
     relative = smoothing == "relative"
     region = spread_top or 0
     if query_scales is None:  # one noise scale per query
@@ -224,8 +225,9 @@ def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sf
         grad = _filtered_ccs(shifted, prepared, rows, offs, sigma, n_samples=n_samples, seed=seed,
                              iteration=iteration, window=window, path=path)
     elif estimator == "ccs":
-        options = CCSOptions(translation=translation, window=window, path=path,
-                             counting=spec.is_counting, average=spec.row.average)
+        kernel = dict(counting=spec.is_counting or reach > 0.0, average=spec.row.average,
+                      **reach_kernel_options(reach))
+        options = CCSOptions(translation=translation, window=window, path=path, **kernel)
         grad = ccs_gradient(shifted, prepared, rows, offs, sigma, options, n_samples=n_samples,
                             seed=seed, iteration=iteration)
     else:

@@ -121,8 +121,9 @@ class StochasticRank(ObjectiveParams):
       smoothing: ``"relative"`` (default) or ``"absolute"`` (the paper, CatBoost).
       reach: MRR only, in [0, 1]: a relevant document's continuation in the cascade, so that
         the trained value is ``sum_j reach^(j-1) / (p_j + 1)`` over the relevant documents in
-        rank order (:func:`~..training_metric.with_reach`); 0 = MRR exactly. ``None`` (default) =
-        0.3 for MRR, 0 for every other metric. With the default small noise a
+        rank order whose weight ``reach^(j-1)`` is at least 1% (the first four at 0.3;
+        :func:`~..training_metric.with_reach`); 0 = MRR exactly. ``None`` (default) = 0.3 for
+        MRR with the CCS estimator, 0 for every other metric and for REINFORCE. With the default small noise a
         relevant document below the first gets no MRR gradient at all; LambdaMART on the same
         binary labels pushes every relevant document above the irrelevant ones near the top.
         Measured (MQ2008 depth 4 and 6, the LightGBM sample, long lists, every booster):
@@ -228,7 +229,7 @@ class StochasticRank(ObjectiveParams):
         spec = MetricSpec.make(*(values[name] for name in _METRIC_FIELDS))
         check_estimator_for(values["estimator"], spec)
         values["spread_top"] = check_spread_top(values["spread_top"], values["smoothing"])
-        values["reach"] = check_reach(values["reach"], spec)
+        values["reach"] = check_reach(values["reach"], spec, values["estimator"])
         values["min_top_share"] = check_min_top_share(values["min_top_share"], spec)
         values.update({name: getattr(spec, name) for name in _METRIC_FIELDS}, spec=spec)
         return values
@@ -279,7 +280,7 @@ class StochasticRank(ObjectiveParams):
                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
                         conditioning=p["conditioning"], smoothing=p["smoothing"],
                         spec=p["spec"], path=SUMMATIONS[p["summation"]],
-                        spread_top=p["spread_top"], query_scales=scales)
+                        spread_top=p["spread_top"], query_scales=scales, reach=p["reach"])
         if p["hessian"] == "constant":
             return grad, np.ones_like(grad)
         hess = abs_gradient_hessian(grad, scores, offs, sigma, p["nu"], relative,

@@ -19,12 +19,49 @@ from ..metric_spec import KernelArgs, MetricSpec
 from ..metric_table import GROWING_CUTOFF_METRICS, MRR_REACH, NDCG_MIN_TOP_SHARE
 from ..validation import real
 
-__all__ = ["with_reach", "training_args", "training_cutoffs", "check_reach",
-           "check_min_top_share", "GROWING_CUTOFF_METRICS", "MRR_REACH", "NDCG_MIN_TOP_SHARE"]
+__all__ = ["with_reach", "reach_depth", "reach_kernel_options", "training_args",
+           "training_cutoffs", "check_reach", "check_min_top_share", "GROWING_CUTOFF_METRICS",
+           "MRR_REACH", "NDCG_MIN_TOP_SHARE", "REACH_TAIL"]
 
 # GROWING_CUTOFF_METRICS, MRR_REACH and NDCG_MIN_TOP_SHARE are facts of the metric table
 # (stochrank_objectives.metric_table), re-exported here.
 _UNIT_INTERVAL = real(ge=0.0, le=1.0)  # reach and min_top_share
+#: MRR's reach cascade keeps the relevant documents whose weight ``reach^(j-1)`` is at least
+#: this share of the first's (:func:`reach_depth`): the first four at the default reach 0.3
+#: (weights 1, 0.3, 0.09, 0.027; the fifth's would be 0.0081). The depth bounds a sample's
+#: work to the positions above the next relevant document (benchmarks.kernel_speed)
+REACH_TAIL = 1e-2
+
+
+def reach_depth(reach: float) -> int:
+    """How many relevant documents MRR's reach cascade counts: those whose weight
+    ``reach^(j-1)`` is at least :data:`REACH_TAIL` (0 = all of them, at ``reach = 1``).
+
+    Example: ``reach_depth(0.3)`` is 4 (``0.3^3 = 0.027``, ``0.3^4 = 0.0081``);
+    ``reach_depth(0.0)`` is 1 (MRR).
+
+    Args:
+      reach: ``rho`` in [0, 1].
+
+    Returns:
+      ``K`` >= 1, or 0 for no depth.
+    """
+    if reach >= 1.0:
+        return 0
+    depth, weight = 0, 1.0
+    while weight >= REACH_TAIL:
+        depth += 1
+        weight *= reach
+    return depth
+
+
+def reach_kernel_options(reach: float) -> dict:
+    """The :class:`~..kernels.ccs.CCSOptions` fields, beside ``counting=True``, that train MRR
+    with a positive reach in the counting kernel: ``c(h) = reach^h`` for ``h <
+    reach_depth(reach)``, else 0; ``{}`` at reach 0 (MRR itself, the cascade kernel)."""
+    if reach == 0.0:
+        return {}
+    return dict(count_decay=float(reach), count_depth=reach_depth(reach))
 
 
 def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:
@@ -40,26 +77,39 @@ def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:
 
     In MRR's cascade form (the table of :mod:`.metric_spec`) nothing below the first relevant
     document counts: its continuation ``1 - g`` is 0. With a reach ``rho`` it is
-    ``1 - (1 - rho) g``, so the value is ``sum_j rho^(j-1) / (p_j + 1)`` over the relevant
+    ``1 - (1 - rho) g``, so the value is ``sum_{j <= K} rho^(j-1) / (p_j + 1)`` over the relevant
     documents in rank order ``j`` at positions ``p_j``: the reciprocal rank of the first,
     ``rho`` times that of the second, and so on -- binary ERR with a satisfaction probability
-    ``1 - rho``, rescaled by ``1 / (1 - rho)``. ``rho = 0`` is MRR. A training surrogate (the
-    objective's ``reach``): with small smoothing noise a relevant document below the first has
-    no MRR gradient at all, and the reach gives it one.
+    ``1 - rho``, rescaled by ``1 / (1 - rho)`` -- up to the depth ``K = reach_depth(rho)``
+    (the relevant documents whose weight ``rho^(j-1)`` is at least :data:`REACH_TAIL`; 4 at
+    ``rho = 0.3``), so that no breakpoint below the ``(K + 1)``-th relevant document can jump
+    and a sample orders only the positions above it. ``rho = 0`` is MRR. A training surrogate
+    (the objective's ``reach``): with small smoothing noise a relevant document below the first
+    has no MRR gradient at all, and the reach gives it one. The objective trains it through the
+    counting kernel (:func:`reach_kernel_options`; the continuation here is the cascade form of
+    the same value above the depth).
 
     Args:
       args: :meth:`MetricSpec.kernel_args` of an MRR spec; reach: ``rho`` in [0, 1];
       query_offsets: the offsets the arrays were built for.
 
     Returns:
-      :class:`KernelArgs` with the new continuation and ideal values (``args`` when
-      ``reach`` is 0).
+      :class:`KernelArgs` with the new continuation and ideal values (the ideal counts at
+      most ``K`` relevant documents; ``args`` when ``reach`` is 0).
     """
     if reach == 0.0:
         return args
     continuation = args.continuation + reach * args.gain   # 1 - g + rho g
-    ideal = ideal_values(args.gain, continuation, np.asarray(query_offsets, np.int64),
-                         args.position_weights, args.cutoff, args.query_cutoff)
+    offs = np.asarray(query_offsets, np.int64)
+    gain = args.gain
+    depth = reach_depth(reach)
+    if depth:  # the ideal ranks the relevant documents first; those beyond the depth count 0
+        relevant = gain > 0.0
+        counted = np.concatenate(([0], np.cumsum(relevant)))
+        rank = counted[1:] - np.repeat(counted[offs[:-1]], np.diff(offs))
+        gain = np.where(relevant & (rank <= depth), gain, 0.0)
+    ideal = ideal_values(gain, continuation, offs, args.position_weights, args.cutoff,
+                         args.query_cutoff)
     return args._replace(continuation=continuation, ideal=ideal)
 
 
@@ -121,16 +171,20 @@ def training_args(spec: MetricSpec, labels, query_offsets, *, reach: float = 0.0
     return with_reach(args, reach, offs)
 
 
-def check_reach(reach, spec):
-    """The reach in use: ``None`` -> ``MRR_REACH`` for MRR, else 0; a positive one for MRR
-    only; in [0, 1]."""
+def check_reach(reach, spec, estimator="ccs"):
+    """The reach in use: ``None`` -> ``MRR_REACH`` for MRR with the CCS estimator, else 0; a
+    positive one for MRR and CCS only (REINFORCE's cascade kernel has no depth); in [0, 1]."""
     default = spec.row.default_reach
     if reach is None:
-        return 0.0 if default is None else default
+        return 0.0 if default is None or estimator != "ccs" else default
     reach = _UNIT_INTERVAL(reach, "reach")
     if reach > 0.0 and default is None:
         raise ValueError(f"reach={reach:g} applies to metric='MRR' only (got metric="
                          f"{spec.metric!r}); leave reach=None or set it to 0")
+    if reach > 0.0 and estimator != "ccs":
+        raise ValueError(f"reach={reach:g} is trained by estimator='ccs' only (got estimator="
+                         f"{estimator!r}, which trains MRR itself); leave reach=None or set "
+                         "it to 0")
     return reach
 
 

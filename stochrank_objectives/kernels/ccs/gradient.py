@@ -20,8 +20,8 @@ from .fast_sums import (CascadeJumps, CountingJumps, FirstZero, SortedSample, ca
 from .gaussian import (DEFAULT_WINDOW, FASTMATH, INV_SQRT_2PI, conditional_law, conditional_mean,
                        conditional_means, gaussian_kernel, in_window, outside_buffers,
                        subtract_outside)
-from .noisy_order import (PATH_AUTO, PATH_SORT, breakpoint_window, order_noisy_scores,
-                          second_zero_position, use_selection)
+from .noisy_order import (PATH_AUTO, PATH_SORT, breakpoint_window, kth_relevant_position,
+                          order_noisy_scores, second_zero_position, use_selection)
 
 __all__ = ["ccs_query", "ccs_counting_query", "ccs_gradient", "CCSOptions", "QueryMetric"]
 
@@ -30,9 +30,12 @@ class CCSOptions(NamedTuple):
 
     Fields: ``translation`` (the translation conditional law, else the coordinate law),
     ``window`` (breakpoint window in conditional standard deviations), ``path`` (``PATH_*`` of
-    :mod:`.noisy_order`), ``counting`` (Precision/AP: :func:`ccs_counting_query`, else the
-    cascade kernel :func:`ccs_query`), ``average`` (AP rather than Precision) and
-    ``fixed_last`` (each query's last document is FilteredDCG's noise-free virtual document).
+    :mod:`.noisy_order`), ``counting`` (Precision/AP/MRR with reach:
+    :func:`ccs_counting_query`, else the cascade kernel :func:`ccs_query`), ``average`` (AP
+    rather than Precision), ``fixed_last`` (each query's last document is FilteredDCG's
+    noise-free virtual document), and the counting kernel's weight of the relevant documents
+    above, ``count_decay`` (``rho``: ``c(h)`` gains a factor ``rho^h``) and ``count_depth``
+    (``K``: ``c(h) = 0`` from ``h = K`` on; 0 = no depth).
     """
 
     translation: bool = True
@@ -41,6 +44,8 @@ class CCSOptions(NamedTuple):
     counting: bool = False
     average: bool = False
     fixed_last: bool = False
+    count_decay: float = 1.0
+    count_depth: int = 0
 
 
 class QueryMetric(NamedTuple):
@@ -68,18 +73,25 @@ BREAKPOINT_MAJOR_MAX = 16
 @njit(cache=True, inline="always", fastmath=FASTMATH)
 def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
     """``acc[i] = sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` (``(A, B, C)``
-    = ``jumps_above``) over the
-    breakpoints within ``half_width`` of ``m_i``: the sums of the documents below every
-    breakpoint that can jump (selection path), which need no position. Few breakpoints:
-    breakpoint-major, so that the inner loops over the documents are long and vectorise (the
-    window is a mask with the bounds of :func:`breakpoint_window`); many: per document over
-    its window only."""
+    = ``jumps_above``) over the breakpoints within ``half_width`` of ``m_i``: the sums of the
+    documents below every breakpoint that can jump (selection path), which need no position.
+
+    The documents whose window does not reach the lowest breakpoint keep 0 (on trained scores,
+    most of a long query). The others, gathered into contiguous rows, sum breakpoint-major when
+    the breakpoints are few, so that the inner loops over the documents are long and vectorise
+    (the window is a mask with the bounds of :func:`breakpoint_window`); many: per document
+    over its window only."""
+    if n_up == 0:
+        return
     up_a, up_b, up_c = jumps_above
     n = means.shape[0]
+    lowest_reached = ys[n_up - 1] - half_width
     if n_up > BREAKPOINT_MAJOR_MAX:
         slots = ys[:n_up]
         for i in range(n):
             mean = means[i]
+            if mean < lowest_reached:
+                continue
             start, stop = breakpoint_window(slots, mean, half_width)
             gi = gain[i]
             di = cont[i]
@@ -89,15 +101,43 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
                 total += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
             acc[i] = total
         return
+    rows = np.empty(n, dtype=np.int64)
+    n_rows = 0
+    for i in range(n):
+        if means[i] >= lowest_reached:
+            rows[n_rows] = i
+            n_rows += 1
+    if 2 * n_rows > n:  # gathering would cost more than it saves (e.g. equal scores)
+        for u in range(n_up):
+            y = ys[u]
+            a = up_a[u]
+            b = up_b[u]
+            c = up_c[u]
+            for i in range(n):
+                mean = means[i]
+                term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
+                acc[i] += in_window(term, y, mean, half_width)
+        return
+    row_mean = np.empty(n_rows)
+    row_gain = np.empty(n_rows)
+    row_cont = np.empty(n_rows)
+    row_acc = np.zeros(n_rows)
+    for k in range(n_rows):
+        i = rows[k]
+        row_mean[k] = means[i]
+        row_gain[k] = gain[i]
+        row_cont[k] = cont[i]
     for u in range(n_up):
         y = ys[u]
         a = up_a[u]
         b = up_b[u]
         c = up_c[u]
-        for i in range(n):
-            mean = means[i]
-            term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
-            acc[i] += in_window(term, y, mean, half_width)
+        for k in range(n_rows):
+            mean = row_mean[k]
+            term = (row_gain[k] * a - b + row_cont[k] * c) * gaussian_kernel((y - mean) * inv_s)
+            row_acc[k] += in_window(term, y, mean, half_width)
+    for k in range(n_rows):
+        acc[rows[k]] = row_acc[k]
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -217,42 +257,65 @@ def ccs_query(shifted, noise, sigma, query, options, factor, out, work):
     subtract_outside(order, coef, acc, out)
 
 
+@njit(cache=True, inline="always")
+def _count_weight(h, average, decay, depth):
+    """``c(h)`` of :func:`ccs_counting_query` with ``h`` relevant documents above: ``(h + 1 if
+    average else 1) * decay^h``, and 0 from ``h = depth`` on (``depth > 0``)."""
+    if depth > 0 and h >= depth:
+        return 0.0
+    c = h + 1.0 if average else 1.0
+    if decay != 1.0:
+        c *= decay ** h
+    return c
+
+
 @njit(cache=True, fastmath=FASTMATH)
 def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work):
-    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for Precision@k or AP@k.
+    """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for Precision@k, AP@k or MRR
+    with a reach.
 
     ``query.gain`` is the binary relevance (``query.continuation`` is not read);
-    ``options.average`` picks AP over Precision; ``work`` is scratch space of at least ``6 * n``
-    floats. The loss is
+    ``options.average`` picks AP over Precision, ``options.count_decay`` and
+    ``options.count_depth`` weigh the relevant documents above (MRR's reach); ``work`` is
+    scratch space of at least ``6 * n`` floats. The loss is
     ``L = -scale * sum_{p<T} w_p rel_{s_p} c(H_{p-1})`` with the prefix count ``H_{p-1}`` of
     relevant documents above position ``p`` and
 
     * Precision@k (``average=False``): ``c = 1``, ``w_p = 1/k``, ``scale = 1``;
     * AP@k (``average=True``): ``c(h) = h + 1`` (precision at ``p`` = ``(h + 1)/(p + 1)``),
-      ``w_p = 1/(p + 1)``, ``scale = 1/R`` (R = relevant documents of the query).
+      ``w_p = 1/(p + 1)``, ``scale = 1/R`` (R = relevant documents of the query);
+    * MRR with reach ``rho`` and depth ``K``: ``c(h) = rho^h`` for ``h < K``, else 0,
+      ``w_p = 1/(p + 1)``, ``scale = 1`` (``training_metric.with_reach``).
 
     Swapping the moving document ``i`` with the other ``o`` at slots ``t, t + 1`` changes only
-    those two terms; with ``h`` the relevant others above slot ``t``, for both metrics
+    those two terms; with ``h`` the relevant others above slot ``t``, for any ``c``
 
         M(i above o) - M(i below o) = (rel_i - rel_o) c(h) (w_t - w_{t+1}),
 
-    (for AP: ``rel_i (h + rel_i)/(t+1) + rel_o (h + rel_i + rel_o)/(t+2)`` minus the same with
-    ``i`` and ``o`` exchanged, which for binary relevance reduces to the line above). In the
+    (``rel_i c(h) w_t + rel_o c(h + rel_i) w_{t+1}`` minus the same with ``i`` and ``o``
+    exchanged: both vanish unless ``rel_i != rel_o``, and then the second ``c`` is ``c(h)``). In the
     sampled order, a breakpoint at position ``u`` above ``i`` has ``t = u`` and ``h = H_u``
     (relevant documents at positions ``< u``); below ``i`` it has ``t = u - 1`` and
     ``h = H_u - rel_i``. The per-breakpoint coefficients for a relevant and an irrelevant moving
     document are built once per sample, so the per-document sums are plain loops over the
     ``min(top, n - 1) + 1`` breakpoints that can jump (windowed as in :func:`ccs_query`, and
-    like it ordering only those breakpoints when ``path`` selects).
+    like it ordering only those breakpoints when ``path`` selects). With a depth ``K`` no
+    breakpoint below the ``(K + 1)``-th relevant document can jump (``c`` vanishes there for
+    either moving document), so unless ``path`` is ``PATH_SORT`` the breakpoints end there
+    (:func:`~.noisy_order.kth_relevant_position`).
     """
     relevant, _, pos_weight, top, scale = query
     translation, window, path = options.translation, options.window, options.path
-    average = options.average
+    average, decay, depth = options.average, options.count_decay, options.count_depth
     n = shifted.shape[0]
     if n < 2 or scale == 0.0:
         return
     n_slots = min(top, n - 1)
     n_search = n_slots + 1
+    if depth > 0 and path != PATH_SORT:
+        n_search = min(n_search,
+                       kth_relevant_position(shifted, relevant, noise, sigma, depth + 1) + 1)
+    up_end = min(n_slots, n_search)  # breakpoints above the document: slots t = u < up_end
     select = use_selection(path, n_search, n)
     ys = work[:n]
     rels = work[n:2 * n]
@@ -267,17 +330,20 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
     count_above = 0.0  # relevant documents at positions < u
     for u in range(n_search):
         rel_u = rels[u]
-        if u < n_slots:
-            # the moving document sits below: h = count_above, c = h + 1 (AP) or 1
-            c = count_above + 1.0 if average else 1.0
+        c = _count_weight(count_above, average, decay, depth)
+        if u < up_end:
+            # the moving document sits below: h = count_above
             dw = pos_weight[u] - pos_weight[u + 1]
             up_if_relevant[u] = (1.0 - rel_u) * c * dw
             up_if_irrelevant[u] = -rel_u * c * dw
         if u > 0:
-            # the moving document is among the count_above: h = count_above - rel_i
+            # the moving document is among the count_above: h = count_above - rel_i (a relevant
+            # one has count_above >= 1)
             dw = pos_weight[u - 1] - pos_weight[u]
-            down_if_relevant[u] = (1.0 - rel_u) * (count_above if average else 1.0) * dw
-            down_if_irrelevant[u] = -rel_u * (count_above + 1.0 if average else 1.0) * dw
+            c_without = (_count_weight(count_above - 1.0, average, decay, depth)
+                         if count_above >= 1.0 else 0.0)
+            down_if_relevant[u] = (1.0 - rel_u) * c_without * dw
+            down_if_irrelevant[u] = -rel_u * c * dw
         count_above += rel_u
 
     s, noise_sum = conditional_law(noise, sigma, translation)
@@ -288,7 +354,7 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
         means = conditional_means(shifted, noise, noise_sum, sigma, translation, order)
         counting_fast_sums(SortedSample(order, ys, n_search, means, s, window), relevant,
                            CountingJumps(up_if_relevant, up_if_irrelevant, down_if_relevant,
-                                         down_if_irrelevant, n_slots), coef, out)
+                                         down_if_irrelevant, up_end), coef, out)
         return
     for p in range(n_ordered):
         doc = order[p]
@@ -301,7 +367,7 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
             down = down_if_irrelevant
         start, stop = breakpoint_window(searchable, mean, window * s)
         acc = 0.0
-        for u in range(start, min(p, stop, n_slots)):
+        for u in range(start, min(p, stop, up_end)):
             acc += up[u] * gaussian_kernel((ys[u] - mean) * inv_s)
         for u in range(max(start, p + 1), stop):
             acc += down[u] * gaussian_kernel((ys[u] - mean) * inv_s)
@@ -311,10 +377,10 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
     # below every breakpoint: only the "above" sum, as in ccs_query with the coefficient
     # written ``rel * (up_rel - up_irr) + up_irr`` (relevance is binary)
     means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation)
-    slope = up_if_relevant[:n_slots] - up_if_irrelevant[:n_slots]
-    no_continuation_term = np.zeros(n_slots)
-    jumps_above = (slope, -up_if_irrelevant[:n_slots], no_continuation_term)
-    _above_every_breakpoint(ys, n_slots, jumps_above, relevant, relevant, means, inv_s,
+    slope = up_if_relevant[:up_end] - up_if_irrelevant[:up_end]
+    no_continuation_term = np.zeros(up_end)
+    jumps_above = (slope, -up_if_irrelevant[:up_end], no_continuation_term)
+    _above_every_breakpoint(ys, up_end, jumps_above, relevant, relevant, means, inv_s,
                             window * s, acc)
     subtract_outside(order, coef, acc, out)
 

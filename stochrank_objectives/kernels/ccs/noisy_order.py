@@ -177,6 +177,45 @@ def second_zero_position(shifted, cont, noise, sigma):
     return not_below - 1
 
 
+# The k-th relevant document is found by insertion into the k best so far (O(n k)); beyond
+# this many, the bound is not worth its search and every position stays a breakpoint.
+MAX_RANKED_RELEVANT = 32
+
+
+@njit(cache=True)
+def kth_relevant_position(shifted, relevant, noise, sigma, k):
+    """Position, in the noisy order, of the ``k``-th best relevant document (``relevant > 0``;
+    ``n`` if there are fewer than ``k``, or if ``k > MAX_RANKED_RELEVANT``; with tied noisy
+    scores the last position it can take). A counting metric whose weight vanishes from ``k - 1``
+    relevant documents above on (``ccs_counting_query`` with a depth) has no breakpoint below it
+    that can jump."""
+    n = shifted.shape[0]
+    if k > MAX_RANKED_RELEVANT or k < 1:
+        return n
+    best = np.empty(k)  # descending, the k best relevant noisy scores so far
+    n_best = 0
+    for i in range(n):
+        if relevant[i] > 0.0:
+            y = shifted[i] + sigma * noise[i]
+            if n_best == k and y <= best[k - 1]:
+                continue
+            j = n_best if n_best < k else k - 1
+            while j > 0 and best[j - 1] < y:
+                best[j] = best[j - 1]
+                j -= 1
+            best[j] = y
+            if n_best < k:
+                n_best += 1
+    if n_best < k:
+        return n
+    kth = best[k - 1]
+    not_below = 0
+    for i in range(n):
+        if shifted[i] + sigma * noise[i] >= kth:
+            not_below += 1
+    return not_below - 1
+
+
 @njit(cache=True, inline="always")
 def order_noisy_scores(shifted, noise, sigma, m, select, ys):
     """The ``m`` best documents by noisy score, descending (their scores in ``ys[:m]``) if
