@@ -53,7 +53,13 @@ def test_a_ranker_learns_more_than_any_single_feature(regime):
     learned = metrics.ndcg_at_k(model.predict(test.X), test.y, test.query_offsets, 5)
     best_single = max(metrics.ndcg_at_k(test.X[:, j].astype(np.float64), test.y,
                                         test.query_offsets, 5) for j in range(test.X.shape[1]))
-    assert learned > best_single + 0.15
+    random = metrics.ndcg_at_k(np.random.default_rng(0).normal(size=test.y.size), test.y,
+                               test.query_offsets, 5)
+    # over a random order, the ranker gains a fifth more than the best feature alone (dense:
+    # 0.46 and 0.39 against 0.13, its hidden relevance caps both; sparse and web over 2x)
+    assert learned - random > 1.2 * (best_single - random)
+    if regime == "dense":   # as hard as the real set it matches, not separable (0.87 before)
+        assert learned < 0.55
 
 
 def test_same_seed_same_data_and_folds_differ():
