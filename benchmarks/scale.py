@@ -2,7 +2,7 @@
 
     python -m benchmarks.scale [--docs 3770000] [--features 136] [--trees 100] [--threads 2]
                                [--boosters lightgbm xgboost catboost] [--rounds 1]
-                               [--objective stochasticrank|yetirank]
+                               [--objective stochasticrank|yetirank] [--metric NDCG@5|MRR]
                                [--data-cache DIR] [--out benchmarks/results]
 
 Data: :func:`benchmarks._mslr.make_data` -- MSLR-shaped queries (log-normal sizes of
@@ -22,7 +22,9 @@ evaluation set:
   ``CatBoostRanker(loss_function="LambdaMart:metric=NDCG;top=5")``.
 * ``sr``: the package's ``StochasticLGBMRanker`` / ``StochasticXGBRanker`` /
   ``StochasticCatBoostRanker`` with ``StochasticRank(metric="NDCG", top=5)`` (the defaults),
-  wrapped in a timer that records the seconds spent inside ``grad_hess``.
+  wrapped in a timer that records the seconds spent inside ``grad_hess``; ``--metric MRR``:
+  ``StochasticRank(metric="MRR")`` (its default reach), against the same natives at NDCG@5 (the
+  time of a LambdaMART tree does not depend on its metric's cutoff here).
   With ``--objective yetirank`` the package's ``YetiRank()`` (Classic, its defaults: 10 noisy
   permutations per query and call, seed 0) in place of StochasticRank, through the same
   rankers and timer; the rows say YetiRank, the kind stays ``sr`` in the JSON (as do the
@@ -45,7 +47,7 @@ Targets (issue 16, item 5): SR seconds per tree <= 1.2x the native LambdaMART in
 XGBoost, <= 1.0x in CatBoost; peak RSS <= 2.5x the float32 feature matrix for LightGBM and
 XGBoost. YetiRank (issue 22, item 1): <= 1.2x the native LambdaMART per tree in every booster.
 Output: ``<out>/<name>.md`` and ``<out>/<name>.json`` (``--name``: ``scale``, with YetiRank
-``scale_yetirank``). A run smaller than MSLR-WEB30K's (``--docs`` or ``--trees`` below the
+``scale_yetirank``, with ``--metric MRR`` ``scale_mrr``). A run smaller than MSLR-WEB30K's (``--docs`` or ``--trees`` below the
 defaults) says so in its header.
 """
 
@@ -89,9 +91,14 @@ TOP = 5
 FULL_SIZE = {"docs": 3_770_000, "trees": 100}  # MSLR-WEB30K's documents; the paper's trees
 
 
-def make_objective(name: str):
+def sr_target(metric: str) -> Target:
+    """The ``sr`` configurations' target: ``NDCG@5`` (default) or ``MRR``."""
+    return Target("NDCG", TOP) if metric == f"NDCG@{TOP}" else Target(metric)
+
+
+def make_objective(name: str, metric: str = f"NDCG@{TOP}"):
     """The package's objective of the ``sr`` configurations, at its defaults."""
-    return METHODS[name].make(Target("NDCG", TOP), {}, seed=0)
+    return METHODS[name].make(sr_target(metric), {}, seed=0)
 
 
 # -- data (parent) -----------------------------------------------------------------------------
@@ -203,8 +210,9 @@ def _sr_ranker(booster, trees, threads, objective, stamp):
     trees_of = {"lightgbm": dict(num_leaves=63, max_depth=DEPTH, max_bin=BINS),
                 "xgboost": dict(tree_method="hist", max_depth=DEPTH, max_bin=BINS),
                 "catboost": dict(depth=DEPTH, border_count=BINS, boosting_type="Plain",
-                                 bootstrap_type="No", callbacks=[CatBoostStamp(stamp)])}
-    return _boosters.ranker_class(booster)(objective, **trees_of[booster], **common)
+                                 bootstrap_type="No")}
+    fit_kwargs = {"callbacks": [CatBoostStamp(stamp)]} if booster == "catboost" else {}
+    return _boosters.ranker_class(booster)(objective, **trees_of[booster], **common), fit_kwargs
 
 
 def _record_adapter_calls(booster: str, after=None) -> list:
@@ -248,12 +256,13 @@ def _busy_seconds(spans) -> float:
 
 
 def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
-              warmup: int, objective_name: str = "stochasticrank") -> dict:
+              warmup: int, objective_name: str = "stochasticrank",
+              metric: str = f"NDCG@{TOP}") -> dict:
     """Train one configuration on the saved data; the measurements as a dict."""
     import numba
 
     numba.set_num_threads(threads)
-    objective = TimedObjective(make_objective(objective_name))
+    objective = TimedObjective(make_objective(objective_name, metric))
     rng = np.random.default_rng(1)  # compile (or load from cache) the kernels: never timed
     objective.grad_hess(rng.standard_normal(40), np.arange(40) % 5.0, np.array([0, 20, 40]))
     objective.calls.clear()
@@ -284,7 +293,7 @@ def run_child(booster: str, kind: str, folder: Path, trees: int, threads: int,
     elif kind == "python_floor":
         ranker, fit_kwargs = _catboost_python_floor(trees, threads, stamp)
     else:
-        ranker, fit_kwargs = _sr_ranker(booster, trees, threads, objective, stamp), {}
+        ranker, fit_kwargs = _sr_ranker(booster, trees, threads, objective, stamp)
     if kind != "sr" and booster != "xgboost":  # LGBMRanker: group sizes; CatBoost: ids
         fit_kwargs.update({"group": np.diff(np.flatnonzero(np.r_[True, qid[1:] != qid[:-1],
                                                                   True]))}
@@ -323,7 +332,7 @@ def spawn(booster: str, kind: str, folder: Path, args) -> dict:
     cmd = [sys.executable, "-m", "benchmarks.scale", "--child", booster, kind,
            "--data-cache", str(folder), "--trees", str(args.trees),
            "--threads", str(args.threads), "--warmup", str(args.warmup),
-           "--objective", args.objective]
+           "--objective", args.objective, "--metric", args.metric]
     root = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see benchmarks.training_speed
@@ -469,6 +478,8 @@ def parse_args(argv):
     parser.add_argument("--objective", choices=OBJECTIVES, default="stochasticrank",
                         help="the package's objective against the natives: StochasticRank "
                              "(default) or YetiRank() (Classic)")
+    parser.add_argument("--metric", choices=(f"NDCG@{TOP}", "MRR"), default=f"NDCG@{TOP}",
+                        help="the sr configurations' metric (the natives stay at NDCG@5)")
     parser.add_argument("--name", default=None,
                         help="file stem of the outputs in --out (default: scale, with "
                              "--objective yetirank scale_yetirank)")
@@ -481,6 +492,8 @@ def parse_args(argv):
         # StochasticRank's outputs keep the plain name
         args.name = "scale" if METHODS[args.objective].stochastic_rank \
             else f"scale_{args.objective}"
+        if args.metric != f"NDCG@{TOP}":
+            args.name += "_" + args.metric.lower()
     if args.trees - 1 - args.warmup < 3:
         parser.error("need at least 3 timed trees: raise --trees or lower --warmup")
     if args.threads < 1 or args.rounds < 1:
@@ -488,11 +501,12 @@ def parse_args(argv):
     return args
 
 
-def describe_objective(objective: str) -> str:
+def describe_objective(objective: str, metric: str = f"NDCG@{TOP}") -> str:
     """The header's sentence naming the package's objective of the ``sr`` rows."""
     method = METHODS[objective]
-    return (f"{method.label} = {method.note.format(metric='NDCG', top=TOP)} through the "
-            "package's rankers")
+    target = sr_target(metric)
+    return (f"{method.label} = {method.note.format(metric=target.metric, top=target.top)} "
+            "through the package's rankers")
 
 
 def write_report(args, meta, runs, generated, loads=None) -> None:
@@ -526,7 +540,7 @@ def write_report(args, meta, runs, generated, loads=None) -> None:
         machine_load = f"load average 1/5/15 min at the start {start_load}, at the end {load}"
     emit(f"{args.trees} trees, {args.threads} threads, depth {DEPTH} (LightGBM 63 leaves), "
          f"{BINS} bins, learning rate {LEARNING_RATE}, no eval set; "
-         f"{describe_objective(args.objective)}; native "
+         f"{describe_objective(args.objective, args.metric)}; native "
          f"rankers at NDCG@{TOP}. Each configuration ran in its own process; {args.rounds} "
          f"round(s), a booster's configurations back to back. lightgbm {lightgbm.__version__}, "
          f"xgboost {xgboost.__version__}, catboost {catboost.__version__}, numba "
@@ -543,7 +557,8 @@ def write_report(args, meta, runs, generated, loads=None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.md").write_text("\n".join(lines).rstrip() + "\n")
     (args.out / f"{args.name}.json").write_text(json.dumps(
-        dict(data=meta, objective=args.objective, trees=args.trees, threads=args.threads,
+        dict(data=meta, objective=args.objective, metric=args.metric, trees=args.trees,
+             threads=args.threads,
              warmup=args.warmup, rounds=args.rounds, generated_seconds=generated,
              load_average=loads, runs=runs, summaries=summaries), indent=1) + "\n")
 
@@ -553,7 +568,7 @@ def main(argv=None):
     if args.child:
         booster, kind = args.child
         result = run_child(booster, kind, args.data_cache, args.trees, args.threads,
-                           args.warmup, args.objective)
+                           args.warmup, args.objective, args.metric)
         print(json.dumps(result), flush=True)
         return
     if args.report is not None:
@@ -561,6 +576,7 @@ def main(argv=None):
         for key in ("trees", "threads", "warmup", "rounds"):
             setattr(args, key, old[key])
         args.objective = old.get("objective", "stochasticrank")  # older outputs: SR only
+        args.metric = old.get("metric", f"NDCG@{TOP}")            # older outputs: NDCG@5
         args.boosters = list(dict.fromkeys(r["booster"] for r in old["runs"]))
         args.name = args.report.stem
         write_report(args, old["data"], old["runs"], old.get("generated_seconds", 0.0),

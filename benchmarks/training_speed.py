@@ -186,8 +186,8 @@ def catboost_run(kind, data, threads, args):
         ranker = _boosters.ranker_class("catboost")(
             timed, n_estimators=args.iterations, learning_rate=0.1, n_jobs=threads,
             random_state=0, depth=6, boosting_type="Plain", bootstrap_type="No",
-            route="pointer", callbacks=[cb])
-        ranker.fit(data.X, data.y, qid=data.qid)
+            route="pointer")
+        ranker.fit(data.X, data.y, qid=data.qid, callbacks=[cb])
         return stamps, timed
     method = METHODS[args.objective]
     ours = kind == "native_sr" or (kind == "yetirank" and not method.stochastic_rank)

@@ -64,8 +64,25 @@ def test_scale_runs_yetirank_into_its_own_files(tmp_path):
     assert (tmp_path / "scale_yetirank.md").read_text() == report
 
 
+@pytest.mark.slow
+def test_scale_times_mrr_into_its_own_files(tmp_path):
+    scale.main(["--metric", "MRR", "--docs", "2000", "--features", "6", "--trees", "6",
+                "--warmup", "1", "--boosters", "lightgbm", "--data-cache",
+                str(tmp_path / "data"), "--out", str(tmp_path)])
+    assert not (tmp_path / "scale.json").exists()   # NDCG@5's results stay as they are
+    result = json.loads((tmp_path / "scale_mrr.json").read_text())
+    assert result["metric"] == "MRR" and result["runs"][1]["grad_hess_calls"] == 6
+    report = (tmp_path / "scale_mrr.md").read_text()
+    assert "StochasticRank(metric='MRR', top=None)" in report and "| lightgbm | SR |" in report
+    # rebuilt from the JSON alone: still MRR's
+    (tmp_path / "scale_mrr.md").unlink()
+    scale.main(["--report", str(tmp_path / "scale_mrr.json"), "--out", str(tmp_path)])
+    assert (tmp_path / "scale_mrr.md").read_text() == report
+
+
 def test_scale_names_outputs_after_the_objective():
     assert scale.parse_args([]).name == "scale"
+    assert scale.parse_args(["--metric", "MRR"]).name == "scale_mrr"
     assert scale.parse_args(["--objective", "yetirank"]).name == "scale_yetirank"
     assert scale.parse_args(["--objective", "yetirank", "--name", "x"]).name == "x"
     with pytest.raises(SystemExit):
