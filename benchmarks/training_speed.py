@@ -26,7 +26,8 @@ evaluation during training (no eval sets; LightGBM ``metric="None"``, XGBoost
   (same sigma/mu/nu defaults, 1 sample), and for context ``YetiRank`` and ``RMSE`` (floor).
 
 SR is ``StochasticRank(metric="NDCG", top=10)`` (CCS estimator, one sample, the package defaults);
-``--metric MRR`` or ``--top 0`` (full-list NDCG) time other configurations.
+``--metric MRR`` (into ``training_speed_mrr.*``) or ``--top 0`` (full-list NDCG) time other
+configurations.
 
 ``--objective yetirank`` runs :class:`YetiRank` (Classic, its defaults: 10 permutations) in
 place of SR, ``--objective yetiloss`` ``YetiRank(mode="NDCG", top=--top)``; CatBoost's native
@@ -402,6 +403,8 @@ def main(argv=None):
     sr_desc = (f"StochasticRank(metric={args.metric!r}, top={args.top or None})"
                if sr else repr(sr_objective(args)))
     suffix = "" if sr else f"_{args.objective}"
+    if sr and args.metric.upper() != "NDCG":   # the default NDCG@10's files stay as they are
+        suffix += f"_{args.metric.lower()}"
     lines = []
 
     def emit(line=""):

@@ -171,6 +171,17 @@ def test_sr_levers_study_runs_and_pairs_each_variant(tmp_path):
     assert len((tmp_path / "levers.jsonl").read_text().splitlines()) == 3
 
 
+def test_training_speed_times_mrr_into_its_own_files(tmp_path):
+    from benchmarks import training_speed
+
+    training_speed.main(["--metric", "MRR", "--top", "0", "--docs", "400", "--iterations", "7",
+                         "--warmup", "1", "--rounds", "1", "--threads", "1",
+                         "--out", str(tmp_path)])
+    assert not (tmp_path / "training_speed.txt").exists()   # NDCG@10's stay as they are
+    txt = (tmp_path / "training_speed_mrr.txt").read_text()
+    assert "StochasticRank(metric='MRR', top=None)" in txt and "LightGBM + SR:" in txt
+
+
 def test_training_speed_runs_yetirank(tmp_path):
     """``--objective yetirank``: the "+ SR" rows are YetiRank's, named so, in their own files."""
     from benchmarks import training_speed
