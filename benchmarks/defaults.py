@@ -119,6 +119,13 @@ def summarise(rows, boosters):
     return "\n".join(lines)
 
 
+def methods_option(methods) -> str:
+    """`` --methods ...`` as the command line wrote it, or nothing when every method ran."""
+    if list(methods) == list(METHODS):
+        return ""
+    return " --methods " + " ".join(f'"{m}"' if " " in m else m for m in methods)
+
+
 def run_task(task, dataset, cfg, depth, loader=load_split):
     """One run ``(booster, method, target, fold, seed)`` where it executes (this process or a
     worker), its fold read once per process."""
@@ -174,7 +181,7 @@ def main(argv=None):
     header = (f"# {args.dataset} at the package defaults\n\nCommand: `python -m "
               f"benchmarks.defaults {data_option} --seeds "
               f"{' '.join(map(str, args.seeds))} --boosters {' '.join(args.boosters)} "
-              f"--depth {args.depth}`; folds {args.folds}, "
+              f"--depth {args.depth}{methods_option(args.methods)}`; folds {args.folds}, "
               f"seeds {args.seeds}; "
               "see the script's docstring for the protocol. Test metrics x100, worst ties, "
               "queries without a relevant document skipped.\n\n")

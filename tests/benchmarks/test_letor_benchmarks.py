@@ -165,3 +165,5 @@ def test_defaults_runs_a_real_shaped_long_list_regime(tmp_path):
                    "--depth", "4", "--no-progress", "--out", str(tmp_path)])
     md = (tmp_path / "defaults_lightgbm_depth4.md").read_text()
     assert "| lightgbm | NDCG@5 | SR-R1soft |" in md and "longlists_web" in md
+    # the table's command is the one that made it: the methods chosen included
+    assert '--depth 4 --methods SR-R1soft "native LambdaMART"`' in md
