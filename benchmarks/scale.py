@@ -47,8 +47,8 @@ Targets (issue 16, item 5): SR seconds per tree <= 1.2x the native LambdaMART in
 XGBoost, <= 1.0x in CatBoost; peak RSS <= 2.5x the float32 feature matrix for LightGBM and
 XGBoost. YetiRank (issue 22, item 1): <= 1.2x the native LambdaMART per tree in every booster.
 Output: ``<out>/<name>.md`` and ``<out>/<name>.json`` (``--name``: ``scale``, with YetiRank
-``scale_yetirank``, with ``--metric MRR`` ``scale_mrr``). A run smaller than MSLR-WEB30K's (``--docs`` or ``--trees`` below the
-defaults) says so in its header.
+``scale_yetirank``, with ``--metric MRR`` ``scale_mrr``). A run smaller than MSLR-WEB30K's
+(``--docs`` or ``--trees`` below the defaults) says so in its header.
 """
 
 from __future__ import annotations

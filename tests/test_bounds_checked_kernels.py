@@ -22,7 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 #: statistics run the same kernels on the same shapes, so they add time (compiled with checks,
 #: minutes) but no index coverage
 CHECKED_TESTS = ["tests/kernels", "tests/objectives/test_bad_input.py",
-                 "tests/objectives/test_min_top_share.py"]  # per-query cutoffs
+                 "tests/objectives/test_min_top_share.py",  # per-query cutoffs
+                 # MRR's reach: the depth's bound, the selection path, the gathered rows
+                 "tests/objectives/test_mrr_reach.py::"
+                 "test_kth_relevant_position_against_a_full_sort",
+                 *(f"tests/objectives/test_mrr_reach.py::test_reach_matches_brute_force[{case}]"
+                   for case in ("0.3-None-auto", "0.3-30-exact", "0.6-3-fast"))]
 
 PROBE = """
 import numpy as np

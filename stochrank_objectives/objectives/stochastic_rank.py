@@ -123,9 +123,10 @@ class StochasticRank(ObjectiveParams):
         the trained value is ``sum_j reach^(j-1) / (p_j + 1)`` over the relevant documents in
         rank order whose weight ``reach^(j-1)`` is at least 1% (the first four at 0.3;
         :func:`~..training_metric.with_reach`); 0 = MRR exactly. ``None`` (default) = 0.3 for
-        MRR with the CCS estimator, 0 for every other metric and for REINFORCE. With the default small noise a
-        relevant document below the first gets no MRR gradient at all; LambdaMART on the same
-        binary labels pushes every relevant document above the irrelevant ones near the top.
+        MRR with the CCS estimator, 0 for every other metric and for REINFORCE. With the
+        default small noise a relevant document below the first gets no MRR gradient at all;
+        LambdaMART on the same binary labels pushes every relevant document above the
+        irrelevant ones near the top.
         Measured (MQ2008 depth 4 and 6, the LightGBM sample, long lists, every booster):
         ``docs/guide/stochasticrank.md``. :meth:`loss` stays MRR.
       min_top_share: in [0, 1]: the share of a query's ``n`` documents its training cutoff
