@@ -83,6 +83,8 @@ TARGET_YETI_VS_LAMBDAMART = 1.2
 #: the objectives of the "+ SR" rows (benchmarks._registry, study "speed")
 METHODS = speed_methods("training_speed")
 OBJECTIVES = tuple(METHODS)
+#: the SR metric by default (``--metric``); another one writes ``training_speed_<metric>.*``
+DEFAULT_METRIC = "NDCG"
 
 
 # -- runners: each returns (Stamps, TimedObjective | None) -------------------------------------
@@ -374,7 +376,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3,
                         help="runs per variant, in alternating order")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--metric", default="NDCG", help="SR metric (NDCG, MRR, ...)")
+    parser.add_argument("--metric", default=DEFAULT_METRIC, help="SR metric (NDCG, MRR, ...)")
     parser.add_argument("--top", type=int, default=10, help="SR truncation; 0 = full list")
     parser.add_argument("--objective", choices=OBJECTIVES, default="stochasticrank",
                         help="the objective of the '+ SR' rows: StochasticRank (default), "
@@ -403,7 +405,7 @@ def main(argv=None):
     sr_desc = (f"StochasticRank(metric={args.metric!r}, top={args.top or None})"
                if sr else repr(sr_objective(args)))
     suffix = "" if sr else f"_{args.objective}"
-    if sr and args.metric.upper() != "NDCG":   # the default NDCG@10's files stay as they are
+    if sr and args.metric.upper() != DEFAULT_METRIC:   # the default's files stay as they are
         suffix += f"_{args.metric.lower()}"
     lines = []
 

@@ -96,11 +96,18 @@ class Regime:
 
 
 def grade_thresholds(grade_shares, hidden=0.0) -> tuple[float, ...]:
-    """The thresholds that put the grades at ``grade_shares``: the relevance ``u + d_q + tau
-    w`` is ``N(0, 1.25 + tau^2)`` over queries, so threshold ``g`` is ``sqrt(1.25 + tau^2)
-    Phi^-1(share of the grades below g)``.
+    """The grade thresholds that put the grades at ``grade_shares``.
 
     Example: ``grade_thresholds((0.70, 0.16, 0.14))`` is about ``(0.586, 1.208)``.
+
+    The relevance ``u + d_q + tau w`` is ``N(0, 1.25 + tau^2)`` over queries, so threshold
+    ``g`` is ``sqrt(1.25 + tau^2) Phi^-1(share of the grades below g)``.
+
+    Args:
+      grade_shares: the share of each grade, 0 first (summing to 1); hidden: ``tau``.
+
+    Returns:
+      one threshold per grade above 0, rounded to 3 decimals.
     """
     scale = (1.25 + hidden ** 2) ** 0.5
     below = np.cumsum(grade_shares)[:-1]
