@@ -225,8 +225,8 @@ def _estimate_kernels(scores, labels, offs, prepared, *, spec, sigma, mu, nu, sf
         grad = _filtered_ccs(shifted, prepared, rows, offs, sigma, n_samples=n_samples, seed=seed,
                              iteration=iteration, window=window, path=path)
     elif estimator == "ccs":
-        kernel = dict(counting=spec.is_counting or reach > 0.0, average=spec.row.average,
-                      **reach_kernel_options(reach))
+        kernel = dict(counting=spec.is_counting, average=spec.row.average)
+        kernel.update(reach_kernel_options(reach))   # MRR's reach: the counting kernel
         options = CCSOptions(translation=translation, window=window, path=path, **kernel)
         grad = ccs_gradient(shifted, prepared, rows, offs, sigma, options, n_samples=n_samples,
                             seed=seed, iteration=iteration)

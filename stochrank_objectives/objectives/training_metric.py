@@ -56,12 +56,12 @@ def reach_depth(reach: float) -> int:
 
 
 def reach_kernel_options(reach: float) -> dict:
-    """The :class:`~..kernels.ccs.CCSOptions` fields, beside ``counting=True``, that train MRR
-    with a positive reach in the counting kernel: ``c(h) = reach^h`` for ``h <
-    reach_depth(reach)``, else 0; ``{}`` at reach 0 (MRR itself, the cascade kernel)."""
+    """The :class:`~..kernels.ccs.CCSOptions` fields that train MRR with a positive reach in
+    the counting kernel: ``c(h) = reach^h`` for ``h < reach_depth(reach)``, else 0; ``{}`` at
+    reach 0 (MRR itself, the cascade kernel)."""
     if reach == 0.0:
         return {}
-    return dict(count_decay=float(reach), count_depth=reach_depth(reach))
+    return dict(counting=True, count_decay=float(reach), count_depth=reach_depth(reach))
 
 
 def with_reach(args: KernelArgs, reach: float, query_offsets) -> KernelArgs:

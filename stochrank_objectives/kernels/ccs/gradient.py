@@ -71,6 +71,23 @@ BREAKPOINT_MAJOR_MAX = 16
 
 
 @njit(cache=True, inline="always", fastmath=FASTMATH)
+def _breakpoint_major_sums(ys, n_up, up_a, up_b, up_c, gain, cont, means, inv_s, half_width,
+                           acc):
+    """``acc[i] += sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` over the
+    breakpoints within ``half_width`` of ``m_i``, breakpoint-major: the inner loops over the
+    documents are long and vectorise (the window is a mask, :func:`in_window`)."""
+    for u in range(n_up):
+        y = ys[u]
+        a = up_a[u]
+        b = up_b[u]
+        c = up_c[u]
+        for i in range(means.shape[0]):
+            mean = means[i]
+            term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
+            acc[i] += in_window(term, y, mean, half_width)
+
+
+@njit(cache=True, inline="always", fastmath=FASTMATH)
 def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
     """``acc[i] = sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` (``(A, B, C)``
     = ``jumps_above``) over the breakpoints within ``half_width`` of ``m_i``: the sums of the
@@ -108,15 +125,8 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
             rows[n_rows] = i
             n_rows += 1
     if 2 * n_rows > n:  # gathering would cost more than it saves (e.g. equal scores)
-        for u in range(n_up):
-            y = ys[u]
-            a = up_a[u]
-            b = up_b[u]
-            c = up_c[u]
-            for i in range(n):
-                mean = means[i]
-                term = (gain[i] * a - b + cont[i] * c) * gaussian_kernel((y - mean) * inv_s)
-                acc[i] += in_window(term, y, mean, half_width)
+        _breakpoint_major_sums(ys, n_up, up_a, up_b, up_c, gain, cont, means, inv_s,
+                               half_width, acc)
         return
     row_mean = np.empty(n_rows)
     row_gain = np.empty(n_rows)
@@ -127,15 +137,8 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
         row_mean[k] = means[i]
         row_gain[k] = gain[i]
         row_cont[k] = cont[i]
-    for u in range(n_up):
-        y = ys[u]
-        a = up_a[u]
-        b = up_b[u]
-        c = up_c[u]
-        for k in range(n_rows):
-            mean = row_mean[k]
-            term = (row_gain[k] * a - b + row_cont[k] * c) * gaussian_kernel((y - mean) * inv_s)
-            row_acc[k] += in_window(term, y, mean, half_width)
+    _breakpoint_major_sums(ys, n_up, up_a, up_b, up_c, row_gain, row_cont, row_mean, inv_s,
+                           half_width, row_acc)
     for k in range(n_rows):
         acc[rows[k]] = row_acc[k]
 
