@@ -71,11 +71,12 @@ BREAKPOINT_MAJOR_MAX = 16
 
 
 @njit(cache=True, inline="always", fastmath=FASTMATH)
-def _breakpoint_major_sums(ys, n_up, up_a, up_b, up_c, gain, cont, means, inv_s, half_width,
-                           acc):
-    """``acc[i] += sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` over the
-    breakpoints within ``half_width`` of ``m_i``, breakpoint-major: the inner loops over the
-    documents are long and vectorise (the window is a mask, :func:`in_window`)."""
+def _breakpoint_major_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
+    """``acc[i] += sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` (``(A, B, C)``
+    = ``jumps_above``) over the breakpoints within ``half_width`` of ``m_i``, breakpoint-major:
+    the inner loops over the documents are long and vectorise (the window is a mask,
+    :func:`in_window`)."""
+    up_a, up_b, up_c = jumps_above
     for u in range(n_up):
         y = ys[u]
         a = up_a[u]
@@ -125,8 +126,7 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
             rows[n_rows] = i
             n_rows += 1
     if 2 * n_rows > n:  # gathering would cost more than it saves (e.g. equal scores)
-        _breakpoint_major_sums(ys, n_up, up_a, up_b, up_c, gain, cont, means, inv_s,
-                               half_width, acc)
+        _breakpoint_major_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc)
         return
     row_mean = np.empty(n_rows)
     row_gain = np.empty(n_rows)
@@ -137,7 +137,7 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
         row_mean[k] = means[i]
         row_gain[k] = gain[i]
         row_cont[k] = cont[i]
-    _breakpoint_major_sums(ys, n_up, up_a, up_b, up_c, row_gain, row_cont, row_mean, inv_s,
+    _breakpoint_major_sums(ys, n_up, jumps_above, row_gain, row_cont, row_mean, inv_s,
                            half_width, row_acc)
     for k in range(n_rows):
         acc[rows[k]] = row_acc[k]
