@@ -180,6 +180,24 @@ def test_training_speed_times_mrr_into_its_own_files(tmp_path):
     assert not (tmp_path / "training_speed.txt").exists()   # NDCG@10's stay as they are
     txt = (tmp_path / "training_speed_mrr.txt").read_text()
     assert "StochasticRank(metric='MRR', top=None)" in txt and "LightGBM + SR:" in txt
+    assert "LightGBM histogram rows per tree" in txt
+
+
+def test_lightgbm_histogram_rows_counts_the_root_and_each_smaller_child():
+    """A step at x = 30 of 100 rows: the root's 100 rows, then the smaller child's 30; a
+    second split of the 70 at x = 80 adds its smaller child's 20."""
+    import lightgbm as lgb
+
+    from benchmarks._timing import lightgbm_histogram_rows
+
+    x = np.arange(100, dtype=np.float64)[:, None]
+    y = (x[:, 0] >= 30) * 1.0 + (x[:, 0] >= 80) * 0.5
+    params = dict(min_data_in_leaf=1, min_data_in_bin=1, verbose=-1, learning_rate=1.0)
+    data = lgb.Dataset(x, y, params={"min_data_in_bin": 1, "verbose": -1})
+    one_split = lgb.train({**params, "num_leaves": 2}, data, 1)
+    assert lightgbm_histogram_rows(one_split).tolist() == [130]
+    two_splits = lgb.train({**params, "num_leaves": 3}, data, 1)
+    assert lightgbm_histogram_rows(two_splits).tolist() == [150]
 
 
 def test_training_speed_runs_yetirank(tmp_path):
