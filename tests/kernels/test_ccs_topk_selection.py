@@ -6,7 +6,8 @@ jump (fewer when continuations are 0: none below the second zero); ``ccs_query``
 ``ccs_counting_query`` then select those ``m`` instead of sorting the query. Forced selection
 (``PATH_SELECT``, whenever possible) and the automatic rule (``PATH_AUTO``) must give the full
 sort's sample (``PATH_SORT``, the kernel as it was) to 1e-10 on random queries of 2 to 500
-documents with tied scores, for every metric and both conditionings; through the public
+documents with tied scores, equal scores (iteration 0: the clustered means' Taylor series) and
+scores a thousandth of a deviation apart, for every metric and both conditionings; through the public
 function, the seeded estimator must equal the per-query full-sort kernel on the same streams,
 on one and two threads.
 """
@@ -79,8 +80,13 @@ def _sample(spec, path, shifted, gain, cont, noise, pos_weight, t, scale, sigma,
 
 def random_kernel_args(rng, metric, opts, top, n, levels, translation):
     """``(spec, args)`` of one random query of ``n`` documents (``levels`` tied score levels,
-    0 = distinct), a random sigma and noise, for :func:`_sample`."""
-    scores, labels, _ = random_query_set(rng, [n], metric, tie_levels=levels)
+    0 = distinct, 1 = all equal, -1 = within 1e-3 of 0), a random sigma and noise, for
+    :func:`_sample`."""
+    scores, labels, _ = random_query_set(rng, [n], metric, tie_levels=max(levels, 0))
+    if levels == 1:  # every score equal, as at iteration 0
+        scores = np.full(n, scores[0])
+    elif levels < 0:  # nearly equal: within a thousandth of the noise
+        scores = 1e-3 * rng.standard_normal(n)
     if metric == "FILTEREDDCG":
         scores = scores - 1.0
     sigma = float(rng.choice([0.3, 1.0, 3.0]))
@@ -100,7 +106,7 @@ def test_selection_equals_full_sort(metric, opts, top, conditioning):
     translation = conditioning == "translation" and metric != "FILTEREDDCG"
     compared = 0
     for n in SIZES:
-        for levels in (3, 0):  # heavily tied scores, then distinct ones
+        for levels in (3, 0, 1, -1):  # tied, distinct, equal, nearly equal scores
             spec, args = random_kernel_args(rng, metric, opts, top, n, levels, translation)
             full = _sample(spec, PATH_SORT, *args)
             for path in (PATH_SELECT, PATH_AUTO):
