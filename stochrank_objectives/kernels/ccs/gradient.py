@@ -93,53 +93,43 @@ def _breakpoint_major_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half
 # sigma * e_i / (n - 1) only) share a Taylor series of the Gaussian factor about that centre:
 # phi(x - t) = sum_k t^k / k! He_k(x) phi(x). Its truncation after CLUSTER_TERMS terms is below
 # 0.434 t^P / sqrt(P!) (Cramer's bound |He_P(x)| exp(-x^2 / 4) <= 1.0865 sqrt(P!)) = 2.3e-14 of
-# the summed |jumps| at t = 0.1, P = 10. The moments are taken per kind of document (its
-# (g, d) pair), with each jump computed as the direct sums compute it, so a document whose
-# every jump is exactly 0 (e.g. a query of one label) gets exactly 0, as it does there; with
-# up to CLUSTER_MAX_KINDS kinds (graded labels), n sums over m breakpoints cost
-# O(P (n + kinds m)) instead of O(n m).
+# the summed |jumps| at t = 0.1, P = 10, so n sums over m breakpoints cost O(P (n + m)).
 CLUSTER_MAX_OFFSET = 0.1
 CLUSTER_TERMS = 10
-CLUSTER_MAX_KINDS = 8
 
 
-@njit(cache=True, fastmath=FASTMATH)
-def _document_kinds(gain, cont):
-    """``(kind, kind_gain, kind_cont, n_kinds)``: each document's index among the distinct
-    ``(g, d)`` pairs of the query, in order of first appearance; ``n_kinds = -1`` when there are
-    more than ``CLUSTER_MAX_KINDS``."""
-    n = gain.shape[0]
-    kind = np.empty(n, dtype=np.int64)
-    kind_gain = np.empty(CLUSTER_MAX_KINDS)
-    kind_cont = np.empty(CLUSTER_MAX_KINDS)
-    n_kinds = 0
-    for i in range(n):
-        found = -1
-        for k in range(n_kinds):
-            if gain[i] == kind_gain[k] and cont[i] == kind_cont[k]:
-                found = k
-                break
-        if found < 0:
-            if n_kinds == CLUSTER_MAX_KINDS:
-                return kind, kind_gain, kind_cont, -1
-            kind_gain[n_kinds] = gain[i]
-            kind_cont[n_kinds] = cont[i]
-            found = n_kinds
-            n_kinds += 1
-        kind[i] = found
-    return kind, kind_gain, kind_cont, n_kinds
+@njit(cache=True, inline="always")
+def _one_kind(gain, cont):
+    """Whether every document of the query has the same ``(g, d)`` (a query of one label)."""
+    for i in range(1, gain.shape[0]):
+        if gain[i] != gain[0] or cont[i] != cont[0]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always", fastmath=FASTMATH)
+def _horner(moments, t):
+    """``sum_k moments[k] t^k``."""
+    last = moments.shape[0] - 1
+    total = moments[last]
+    for k in range(last - 1, -1, -1):
+        total = total * t + moments[k]
+    return total
 
 
 @njit(cache=True, fastmath=FASTMATH)
 def _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
     """:func:`_above_every_breakpoint`'s sums by one Taylor series when every mean lies within
-    ``CLUSTER_MAX_OFFSET`` deviations of their centre, every breakpoint within every
-    document's window (the direct sums would then skip none) and the documents are of at most
-    ``CLUSTER_MAX_KINDS`` kinds; returns whether it applied.
+    ``CLUSTER_MAX_OFFSET`` deviations of their centre and every breakpoint within every
+    document's window (the direct sums would then skip none); returns whether it applied.
 
     With ``x_u = (y_u - c) / s`` and ``t_i = (m_i - c) / s``: ``sum_u J_u phi(x_u - t_i) =
-    sum_k t_i^k M_k`` with the moments ``M_k = sum_u J_u He_k(x_u) phi(x_u) / k!`` of the
-    jumps ``J_u = g A_u - B_u + d C_u`` of the document's kind ``(g, d)``."""
+    sum_k t_i^k M_k`` with the moments ``M_k = sum_u J_u He_k(x_u) phi(x_u) / k!``, one set per
+    jump coefficient ``(A, B, C)``, combined per document as ``g_i M^A - M^B + d_i M^C``. In a
+    query of one label the moments are those of the jumps themselves, computed as the direct
+    sums compute them: jumps that are all exactly 0 then give exactly 0 (the combination would
+    leave a rounding residue, which the hessian's normalisation of a call of flat queries
+    would scale up to unit gradients)."""
     n = means.shape[0]
     lowest = means[0]
     highest = means[0]
@@ -151,32 +141,37 @@ def _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width,
             return False
     if ys[0] > lowest + half_width or ys[n_up - 1] < highest - half_width:
         return False
-    kind, kind_gain, kind_cont, n_kinds = _document_kinds(gain, cont)
-    if n_kinds < 0:
-        return False
     center = 0.5 * (lowest + highest)
+    one_kind = _one_kind(gain, cont)
     up_a, up_b, up_c = jumps_above
-    moments = np.zeros((n_kinds, CLUSTER_TERMS))
+    moment_a = np.zeros(CLUSTER_TERMS)  # one kind: the moments of the jumps
+    moment_b = np.zeros(CLUSTER_TERMS)
+    moment_c = np.zeros(CLUSTER_TERMS)
     for u in range(n_up):
         x = (ys[u] - center) * inv_s
         phi = gaussian_kernel(x)
+        jump = gain[0] * up_a[u] - up_b[u] + cont[0] * up_c[u]
         hermite_before = 0.0
         hermite = 1.0  # He_0; He_{k+1}(x) = x He_k(x) - k He_{k-1}(x)
         inv_factorial = 1.0
         for k in range(CLUSTER_TERMS):
             w = hermite * phi * inv_factorial
-            for j in range(n_kinds):
-                moments[j, k] += (kind_gain[j] * up_a[u] - up_b[u] + kind_cont[j] * up_c[u]) * w
+            if one_kind:
+                moment_a[k] += jump * w
+            else:
+                moment_a[k] += up_a[u] * w
+                moment_b[k] += up_b[u] * w
+                moment_c[k] += up_c[u] * w
             hermite, hermite_before = x * hermite - k * hermite_before, hermite
             inv_factorial /= k + 1.0
-    last = CLUSTER_TERMS - 1
+    if one_kind:
+        for i in range(n):
+            acc[i] = _horner(moment_a, (means[i] - center) * inv_s)
+        return True
     for i in range(n):
         t = (means[i] - center) * inv_s
-        j = kind[i]
-        total = moments[j, last]
-        for k in range(last - 1, -1, -1):  # Horner's rule in t
-            total = total * t + moments[j, k]
-        acc[i] = total
+        acc[i] = gain[i] * _horner(moment_a, t) - _horner(moment_b, t) + cont[i] * _horner(
+            moment_c, t)
     return True
 
 
