@@ -44,7 +44,7 @@ import numpy as np
 from ..groups import as_noise, validate_grouped
 from ..kernels import threads_for
 from ..kernels.ccs import DEFAULT_WINDOW, PATH_AUTO, PATH_FAST, PATH_SORT, CCSOptions, ccs_gradient
-from ..kernels.noise_scale import center_and_accelerate, query_noise_scale
+from ..kernels.noise_scale import abs_over_query_scale, center_and_accelerate, query_noise_scale
 from ..kernels.reinforce import reinforce_gradient
 from ..kernels.rng import draw_grouped_normals
 from ..metric_spec import MetricSpec, with_virtual_documents
@@ -300,8 +300,8 @@ def abs_gradient_hessian(grad, scores, offs, sigma, nu, relative, floor=HESSIAN_
     """
     if query_scales is None:
         query_scales = noise_scales(scores, offs, sigma, nu, relative, spread_top)
-    scale = np.repeat(query_scales, np.diff(offs))
-    h = np.abs(grad) / scale
+    with threads_for(grad.shape[0], offs.shape[0] - 1):
+        h = abs_over_query_scale(grad, offs, np.asarray(query_scales, dtype=np.float64))
     mean = weighted_mean(h, doc_weights)
     if not mean > 0.0:
         return np.ones_like(grad)
