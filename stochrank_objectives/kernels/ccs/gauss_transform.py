@@ -40,7 +40,7 @@ from numba import njit
 
 from .gaussian import FASTMATH
 
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+INV_SQRT2 = 1.0 / math.sqrt(2.0)
 CRAMER_CONSTANT = 1.086435
 
 #: Terms of each box's Hermite series and box width in conditional standard deviations.
@@ -82,7 +82,7 @@ def count_boxes(ys, n_src, width, limit):
 
 
 @njit(cache=True, inline="always", fastmath=FASTMATH)
-def _hermite_functions(tau, out):
+def hermite_functions(tau, out):
     """``out[k] = H_k(tau) exp(-tau^2)`` by the three-term recurrence (stable forward)."""
     n_terms = out.shape[0]
     h_prev = math.exp(-tau * tau)
@@ -99,7 +99,7 @@ def _hermite_functions(tau, out):
 
 
 @njit(cache=True, inline="always", fastmath=FASTMATH)
-def _scaled_powers(t, out):
+def scaled_powers(t, out):
     """``out[k] = t^k / k!``."""
     v = 1.0
     for k in range(out.shape[0]):
@@ -144,7 +144,7 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
     if n_src == 0:
         return
     width = box_width * s
-    inv = _INV_SQRT2 / s
+    inv = INV_SQRT2 / s
     half_width = window * s
     start = np.empty(n_src + 1, dtype=np.int64)  # box b holds sources start[b]:start[b + 1]
     n_boxes = 0
@@ -165,7 +165,7 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
         low[b] = ys[start[b + 1] - 1]
         center[b] = high[b] - 0.5 * width
         for u in range(start[b], start[b + 1]):
-            _scaled_powers((ys[u] - center[b]) * inv, powers)
+            scaled_powers((ys[u] - center[b]) * inv, powers)
             for w in range(n_up):
                 wu = up_w[w, u]
                 for k in range(n_terms):
@@ -188,13 +188,13 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
                 prefix_up[:, :] = 0.0
                 rest_down[:, :] = mom_down[box]
             # the own box: sources before p above, after p below
-            _scaled_powers((ys[p] - center[box]) * inv, powers)
+            scaled_powers((ys[p] - center[box]) * inv, powers)
             for w in range(n_down):
                 wd = down_w[w, p]
                 for k in range(n_terms):
                     rest_down[w, k] -= wd * powers[k]
             if low[box] <= m + half_width and high[box] >= m - half_width:
-                _hermite_functions((m - center[box]) * inv, herm)
+                hermite_functions((m - center[box]) * inv, herm)
                 _add_series(prefix_up, herm, up_sums, p)
                 _add_series(rest_down, herm, down_sums, p)
             for w in range(n_up):
@@ -209,11 +209,11 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
             if low[b] > m + half_width:
                 break
             if high[b] >= m - half_width:
-                _hermite_functions((m - center[b]) * inv, herm)
+                hermite_functions((m - center[b]) * inv, herm)
                 _add_series(mom_up[b], herm, up_sums, p)
         for b in range(own + 1, n_boxes):
             if high[b] < m - half_width:
                 break
             if low[b] <= m + half_width:
-                _hermite_functions((m - center[b]) * inv, herm)
+                hermite_functions((m - center[b]) * inv, herm)
                 _add_series(mom_down[b], herm, down_sums, p)

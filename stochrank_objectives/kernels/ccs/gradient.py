@@ -17,6 +17,7 @@ from ..common import query_cutoff_weights, query_rows
 from ..rng import fill_noise_row, noise_rows
 from .fast_sums import (CascadeJumps, CountingJumps, FirstZero, SortedSample, cascade_fast_sums,
                         counting_fast_sums, first_zero_below, use_fast_sums)
+from .gauss_transform import INV_SQRT2, hermite_functions, scaled_powers
 from .gaussian import (DEFAULT_WINDOW, FASTMATH, INV_SQRT_2PI, conditional_law, conditional_mean,
                        conditional_means, gaussian_kernel, in_window, outside_buffers,
                        subtract_outside)
@@ -123,8 +124,9 @@ def _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width,
     ``CLUSTER_MAX_OFFSET`` deviations of their centre and every breakpoint within every
     document's window (the direct sums would then skip none); returns whether it applied.
 
-    With ``x_u = (y_u - c) / s`` and ``t_i = (m_i - c) / s``: ``sum_u J_u phi(x_u - t_i) =
-    sum_k t_i^k M_k`` with the moments ``M_k = sum_u J_u He_k(x_u) phi(x_u) / k!``, one set per
+    With ``tau_u = (y_u - c) / (s sqrt 2)`` and ``r_i = (m_i - c) / (s sqrt 2)``: ``sum_u J_u
+    phi((y_u - m_i) / s) = sum_k r_i^k M_k`` with the moments ``M_k = sum_u J_u h_k(tau_u) /
+    k!`` (the Hermite functions of :func:`~.gauss_transform.hermite_functions`), one set per
     jump coefficient ``(A, B, C)``, combined per document as ``g_i M^A - M^B + d_i M^C``. In a
     query of one label the moments are those of the jumps themselves, computed as the direct
     sums compute them: jumps that are all exactly 0 then give exactly 0 (the combination would
@@ -144,34 +146,37 @@ def _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width,
     center = 0.5 * (lowest + highest)
     one_kind = _one_kind(gain, cont)
     up_a, up_b, up_c = jumps_above
+    # in the Hermite functions' variable (:mod:`.gauss_transform`): phi(x - t) = exp(-(tau -
+    # r)^2) with tau = x / sqrt 2 and r = t / sqrt 2, = sum_k r^k / k! h_k(tau)
+    inv_width = inv_s * INV_SQRT2
+    herm = np.empty(CLUSTER_TERMS)
     moment_a = np.zeros(CLUSTER_TERMS)  # one kind: the moments of the jumps
     moment_b = np.zeros(CLUSTER_TERMS)
     moment_c = np.zeros(CLUSTER_TERMS)
     for u in range(n_up):
-        x = (ys[u] - center) * inv_s
-        phi = gaussian_kernel(x)
-        jump = gain[0] * up_a[u] - up_b[u] + cont[0] * up_c[u]
-        hermite_before = 0.0
-        hermite = 1.0  # He_0; He_{k+1}(x) = x He_k(x) - k He_{k-1}(x)
-        inv_factorial = 1.0
-        for k in range(CLUSTER_TERMS):
-            w = hermite * phi * inv_factorial
-            if one_kind:
-                moment_a[k] += jump * w
-            else:
-                moment_a[k] += up_a[u] * w
-                moment_b[k] += up_b[u] * w
-                moment_c[k] += up_c[u] * w
-            hermite, hermite_before = x * hermite - k * hermite_before, hermite
-            inv_factorial /= k + 1.0
+        hermite_functions((ys[u] - center) * inv_width, herm)
+        if one_kind:
+            jump = gain[0] * up_a[u] - up_b[u] + cont[0] * up_c[u]
+            for k in range(CLUSTER_TERMS):
+                moment_a[k] += jump * herm[k]
+        else:
+            for k in range(CLUSTER_TERMS):
+                moment_a[k] += up_a[u] * herm[k]
+                moment_b[k] += up_b[u] * herm[k]
+                moment_c[k] += up_c[u] * herm[k]
+    inv_factorial = np.empty(CLUSTER_TERMS)
+    scaled_powers(1.0, inv_factorial)  # 1 / k!
+    moment_a *= inv_factorial
+    moment_b *= inv_factorial
+    moment_c *= inv_factorial
     if one_kind:
         for i in range(n):
-            acc[i] = _horner(moment_a, (means[i] - center) * inv_s)
+            acc[i] = _horner(moment_a, (means[i] - center) * inv_width)
         return True
     for i in range(n):
-        t = (means[i] - center) * inv_s
-        acc[i] = gain[i] * _horner(moment_a, t) - _horner(moment_b, t) + cont[i] * _horner(
-            moment_c, t)
+        r = (means[i] - center) * inv_width
+        acc[i] = gain[i] * _horner(moment_a, r) - _horner(moment_b, r) + cont[i] * _horner(
+            moment_c, r)
     return True
 
 
