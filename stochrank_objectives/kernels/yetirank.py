@@ -10,6 +10,9 @@ One concern per function:
   :func:`needed_positions`, by :func:`top_order`);
 * :func:`permutation_pairs` -- the weighted pairs ``(winner, loser, w)`` of one order
   (:func:`classic_pairs` for YetiRank, :func:`yetiloss_pairs` for the metric modes);
+* :func:`top_pairs_and_mass`, :func:`mass_derivatives` -- DCG/NDCG with every later partner
+  (``num_neighbors = -1``) of a list longer than ``top``: the pairs inside the top per order,
+  and those with the documents below it summed over the orders first (their discount is 0);
 * :func:`add_pair_derivatives` -- the gradient and diagonal hessian of
   ``sum_pairs w log(1 + exp(-(s_winner - s_loser)))``, weights held fixed;
 * :func:`yetirank_grad_hess` -- the driver, ``prange`` over queries; each query is computed
@@ -327,13 +330,90 @@ def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
 
 
 @njit(cache=True, inline="always")
+def below_top_shortcut(n, settings):
+    """Whether DCG/NDCG pairs with every later partner (``num_neighbors = -1``) of a list
+    longer than ``top`` go through :func:`top_pairs_and_mass` and :func:`mass_derivatives`:
+    below ``top`` every discount is 0, so a first document's pairs with all the documents
+    below the top differ only in the partner's gain."""
+    return ((settings.mode == MODE_DCG or settings.mode == MODE_NDCG)
+            and settings.neighbors <= 0 and settings.top < n)
+
+
+@njit(cache=True)
+def top_pairs_and_mass(order, labels, gains, discounts, inv_ideal_q, mass, winners, losers,
+                       weights):
+    """The pairs of one order of DCG/NDCG with every later partner, in two parts (``T`` =
+    ``len(order)``, the top of the order; ``D_K = 0`` below it):
+
+    * ``mass[a] += D_k`` for the document ``a`` at each top position ``k``: summed over the
+      orders, the pair ``{a, b}`` then weighs ``|g_a - g_b| (mass_a + mass_b)`` times
+      ``inv_ideal_q`` (:func:`mass_derivatives`), which is exact for each order in which one
+      of the two is in the top and the other below it (and counts 0 where both are below);
+    * for two documents both in the top (``a`` at ``k`` above ``b`` at ``m``), where the masses
+      count ``D_k + D_m`` instead of the pair's ``D_k - D_m``, the correction ``-2 |g_a - g_b|
+      D_m`` as a stored pair (a negative weight; the pair's total stays ``|g_a - g_b| (D_k -
+      D_m) >= 0``).
+
+    Returns the number of pairs written."""
+    count = 0
+    for k in range(order.shape[0]):
+        a = order[k]
+        mass[a] += discounts[k]
+        for m in range(k + 1, order.shape[0]):
+            b = order[m]
+            if labels[a] != labels[b]:
+                w = -2.0 * abs(gains[a] - gains[b]) * discounts[m] * inv_ideal_q
+                count = _emit(labels, a, b, w, count, winners, losers, weights)
+    return count
+
+
+@njit(cache=True)
+def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_loss):
+    """:func:`add_pair_derivatives` of the pairs ``{a, b}`` of documents of different labels of
+    which at least one has mass, weight ``|g_a - g_b| (mass_a + mass_b) inv_ideal_q``: the
+    documents below the top of :func:`top_pairs_and_mass`, in one pass over the documents with
+    mass instead of a pass per order. Each pair is visited once, from its first document with
+    mass (at iteration 0 nearly every document reaches some order's top, so nearly every pair
+    has two). Returns the loss term when ``with_loss`` (else 0)."""
+    total = 0.0
+    for a in range(s.shape[0]):
+        if mass[a] == 0.0:
+            continue
+        la = labels[a]
+        ga = gains[a]
+        for b in range(s.shape[0]):
+            lb = labels[b]
+            if lb == la or (b < a and mass[b] != 0.0):   # equal labels, or visited from b
+                continue
+            w = abs(ga - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
+            winner, loser = (a, b) if la > lb else (b, a)
+            denominator = e[winner] + e[loser]
+            if denominator > 1e-300:
+                rho = e[loser] / denominator
+            else:  # both scores far below the query's best: exp underflows
+                rho = sigmoid(s[loser] - s[winner])
+            grad[winner] -= w * rho
+            grad[loser] += w * rho
+            h = w * rho * (1.0 - rho)
+            hess[a] += h
+            hess[b] += h
+            if with_loss:
+                total += w * softplus(s[loser] - s[winner])
+    return total
+
+
+@njit(cache=True, inline="always")
 def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, with_loss, grad,
                     hess):
     """One query of :func:`yetirank_grad_hess`, written into its rows; returns its loss.
     ``stream``: ``(iteration, query)``, the key of the query's noise with ``settings.seed``."""
     iteration, q = stream
     n = s.shape[0]
-    size = 0 if settings.mode == MODE_CLASSIC else max_pairs(n, settings)
+    shortcut = below_top_shortcut(n, settings)
+    if shortcut:   # the top's pairs only; the rest through the masses
+        size = settings.top * (settings.top - 1) // 2
+    else:
+        size = 0 if settings.mode == MODE_CLASSIC else max_pairs(n, settings)
     winners = np.empty(size, dtype=np.int64)
     losers = np.empty(size, dtype=np.int64)
     weights = np.empty(size)
@@ -341,7 +421,8 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     work = sort_workspace(n)
     e = np.empty(n)
     exp_scores(s, e)
-    length = needed_positions(n, settings)
+    length = settings.top if shortcut else needed_positions(n, settings)
+    mass = np.zeros(n if shortcut else 0)
     # without noise every permutation is the same order: one stands for all of them
     rounds = 1 if settings.noise == NOISE_NONE else settings.permutations
     total = 0.0
@@ -352,10 +433,16 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
             total += classic_derivatives(order, labels, s, e, settings.decay, grad, hess,
                                          with_loss)
             continue
-        count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
-                                  winners, losers, weights)
+        if shortcut:
+            count = top_pairs_and_mass(order[:length], labels, gains, discounts, inv_ideal_q,
+                                       mass, winners, losers, weights)
+        else:
+            count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
+                                      winners, losers, weights)
         total += add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess,
                                        with_loss)
+    if shortcut:
+        total += mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_loss)
     if rounds > 1:
         inv = 1.0 / rounds
         for i in range(n):

@@ -202,6 +202,30 @@ def test_bit_identical_on_one_and_two_threads(mode):
     np.testing.assert_array_equal(one[1], two[1])
 
 
+@pytest.mark.parametrize("mode", ["DCG", "NDCG"])
+def test_every_partner_below_the_top_equals_the_pairs_one_by_one(mode):
+    # num_neighbors=-1 with a list longer than top sums the pairs with the documents below the
+    # top over the orders first (their discount is 0); a finite reach past every list takes
+    # the same pairs one by one, order by order
+    rng = np.random.default_rng(11)
+    for trial in range(30):
+        sizes = rng.integers(1, 40, size=4)
+        offs = np.concatenate([[0], np.cumsum(sizes)])
+        scores = rng.normal(size=offs[-1]) * rng.choice([0.01, 1.0, 5.0])
+        labels = rng.integers(0, 4, offs[-1]).astype(np.float64)
+        options = dict(mode=mode, top=int(rng.choice([1, 2, 3, 5, 10])),
+                       dcg_type=["Base", "Exp"][trial % 2],
+                       dcg_denominator=["LogPosition", "Position"][trial % 3 % 2],
+                       noise=["Gumbel", "Gauss"][trial % 2],
+                       permutations=int(rng.integers(1, 12)), hessian_scale="raw", seed=trial)
+        every, reach = (YetiRank(num_neighbors=k, **options) for k in (-1, 10 ** 6))
+        for got, want in zip(every.grad_hess(scores, labels, offs, iteration=3),
+                             reach.grad_hess(scores, labels, offs, iteration=3)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+        assert every.loss(scores, labels, offs) == pytest.approx(
+            reach.loss(scores, labels, offs), rel=1e-12, abs=1e-14)
+
+
 def test_seed_and_iteration_key_the_noise():
     rng = np.random.default_rng(1)
     scores, labels = random_query(rng, 12, "Classic")
