@@ -253,6 +253,23 @@ def exp_scores(s, out):
         out[i] = np.exp(s[i] - top)
 
 
+@njit(cache=True, inline="always")
+def _add_pair(s, e, winner, loser, w, grad, hess, with_loss):
+    """One pair of :func:`add_pair_derivatives`: its terms added to ``grad`` and ``hess``; its
+    loss term returned when ``with_loss`` (else 0)."""
+    denominator = e[winner] + e[loser]
+    if denominator > 1e-300:
+        rho = e[loser] / denominator
+    else:  # both scores far below the query's best: exp underflows
+        rho = sigmoid(s[loser] - s[winner])
+    grad[winner] -= w * rho
+    grad[loser] += w * rho
+    h = w * rho * (1.0 - rho)
+    hess[winner] += h
+    hess[loser] += h
+    return w * softplus(s[loser] - s[winner]) if with_loss else 0.0
+
+
 @njit(cache=True)
 def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with_loss):
     """Add the derivatives of ``sum_pairs w log(1 + exp(-(s_a - s_b)))`` (``a`` the winner,
@@ -264,21 +281,7 @@ def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with
     """
     total = 0.0
     for i in range(count):
-        a = winners[i]
-        b = losers[i]
-        w = weights[i]
-        denominator = e[a] + e[b]
-        if denominator > 1e-300:
-            rho = e[b] / denominator
-        else:  # both scores far below the query's best: exp underflows
-            rho = sigmoid(s[b] - s[a])
-        grad[a] -= w * rho
-        grad[b] += w * rho
-        h = w * rho * (1.0 - rho)
-        hess[a] += h
-        hess[b] += h
-        if with_loss:
-            total += w * softplus(s[b] - s[a])
+        total += _add_pair(s, e, winners[i], losers[i], weights[i], grad, hess, with_loss)
     return total
 
 
@@ -387,18 +390,7 @@ def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_lo
                 continue
             w = abs(ga - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
             winner, loser = (a, b) if la > lb else (b, a)
-            denominator = e[winner] + e[loser]
-            if denominator > 1e-300:
-                rho = e[loser] / denominator
-            else:  # both scores far below the query's best: exp underflows
-                rho = sigmoid(s[loser] - s[winner])
-            grad[winner] -= w * rho
-            grad[loser] += w * rho
-            h = w * rho * (1.0 - rho)
-            hess[a] += h
-            hess[b] += h
-            if with_loss:
-                total += w * softplus(s[loser] - s[winner])
+            total += _add_pair(s, e, winner, loser, w, grad, hess, with_loss)
     return total
 
 
