@@ -254,9 +254,9 @@ def exp_scores(s, out):
 
 
 @njit(cache=True, inline="always")
-def _add_pair(s, e, winner, loser, w, grad, hess, with_loss):
-    """One pair of :func:`add_pair_derivatives`: its terms added to ``grad`` and ``hess``; its
-    loss term returned when ``with_loss`` (else 0)."""
+def _add_pair(s, e, winner, loser, w, grad, hess):
+    """One pair of :func:`add_pair_derivatives`: its terms added to ``grad`` and ``hess`` (the
+    callers add its loss term: returned from here, it made the every-partner pass 1.6x slower)."""
     denominator = e[winner] + e[loser]
     if denominator > 1e-300:
         rho = e[loser] / denominator
@@ -267,7 +267,6 @@ def _add_pair(s, e, winner, loser, w, grad, hess, with_loss):
     h = w * rho * (1.0 - rho)
     hess[winner] += h
     hess[loser] += h
-    return w * softplus(s[loser] - s[winner]) if with_loss else 0.0
 
 
 @njit(cache=True)
@@ -281,7 +280,9 @@ def add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess, with
     """
     total = 0.0
     for i in range(count):
-        total += _add_pair(s, e, winners[i], losers[i], weights[i], grad, hess, with_loss)
+        _add_pair(s, e, winners[i], losers[i], weights[i], grad, hess)
+        if with_loss:
+            total += weights[i] * softplus(s[losers[i]] - s[winners[i]])
     return total
 
 
@@ -390,7 +391,9 @@ def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_lo
                 continue
             w = abs(ga - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
             winner, loser = (a, b) if la > lb else (b, a)
-            total += _add_pair(s, e, winner, loser, w, grad, hess, with_loss)
+            _add_pair(s, e, winner, loser, w, grad, hess)
+            if with_loss:
+                total += w * softplus(s[loser] - s[winner])
     return total
 
 
