@@ -27,8 +27,11 @@ ties) and every objective its defaults:
 * ``SR-R1soft``: ``StochasticRank(metric=..., top=...)`` (the package defaults, mu = 0);
 * ``SR-R1``: the same with ``mu = 0.1`` (the relevance-shifted noise of Theorem 1);
 * ``YetiLoss``: the package's ``YetiRank`` in the target's mode, ``mode="NDCG", top=5,
-  dcg_type="Exp"`` (the test gain) or ``mode="MRR"``, CatBoost's other defaults (10
-  permutations, logistic noise, one neighbour). Its exact pairwise-logistic hessian is about
+  dcg_type="Exp"`` (the test gain) or ``mode="MRR"``, with every later partner
+  (``num_neighbors=-1``: each first position up to the cutoff is paired with every document
+  below it, LambdaMART's top-k pairs; CatBoost's default of one neighbour trailed the native
+  LambdaMART in LightGBM and XGBoost) and CatBoost's other defaults (10 permutations,
+  logistic noise). Its exact pairwise-logistic hessian is about
   0.01-0.1 per document, so it trains with L2 = 0 (as CatBoost's YetiRank) and a minimum leaf
   hessian of 1e-3 (LightGBM ``min_sum_hessian_in_leaf``, its default; XGBoost
   ``min_child_weight``, default 1, which would forbid leaves of fewer than 10-100 documents);

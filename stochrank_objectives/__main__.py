@@ -2,23 +2,22 @@
 
     python -m stochrank_objectives [--boosters lightgbm xgboost catboost] [--iterations 500]
 
-For every booster installed, trains its LambdaMART and its strongest built-in ranker --
-LightGBM ``lambdarank`` and XGBoost ``rank:ndcg`` (each is both), CatBoost
-``LambdaMart:metric=NDCG;top=5`` and ``YetiRank`` -- and, through the package's ranker of that
-booster, the package's objectives for NDCG@5 at their defaults, as ``benchmarks.defaults``
-configures them: SR-R1soft is ``StochasticRank(metric="NDCG", top=5)`` with nothing else set,
-SR-R1 the same with ``mu=0.1``, YetiLoss ``YetiRank(mode="NDCG", top=5, dcg_type="Exp")``,
-E-lambda-MART ``e_lambda_mart(beta=0.25, n_samples=8, metric="NDCG", top=5)`` (LambdaMART
-under Gumbel noise) and LambdaLoss ``LambdaLoss()`` (NDCG-Loss2++, mu = 5) -- on the bundled
-MQ2008 Fold 1. Every method has the same trees (``TREES``) and the booster's L2, except
-YetiLoss, which trains with L2 = 0 and a minimum leaf hessian of 1e-3 (``SETTINGS``), as in
-``benchmarks.defaults`` and CatBoost's YetiRank: its exact pairwise-logistic hessian is about
-0.01-0.1 per document, so XGBoost's ``min_child_weight=1`` would forbid leaves of fewer than
-10-100 documents and an L2 of 1 (XGBoost) or 3 (CatBoost) would shrink its leaves towards 0
-(LightGBM's defaults are already 0 and 1e-3). All are early-stopped on validation NDCG@5
-(worst-permutation ties); the job prints test NDCG@5, NDCG@10, MRR and ERR@10 -- all with
-worst-permutation ties, queries without relevant documents left out ("skip") -- and the wall
-time of the training.
+For every booster installed, trains its LambdaMART and its strongest built-in ranker -- LightGBM
+``lambdarank`` and XGBoost ``rank:ndcg`` (each is both), CatBoost ``LambdaMart:metric=NDCG;top=5``
+and ``YetiRank`` -- and, through the package's ranker of that booster, the package's objectives for
+NDCG@5 at their defaults, as ``benchmarks.defaults`` configures them: SR-R1soft is
+``StochasticRank(metric="NDCG", top=5)`` with nothing else set, SR-R1 the same with ``mu=0.1``,
+YetiLoss ``YetiRank(mode="NDCG", top=5, dcg_type="Exp", num_neighbors=-1)`` (every later partner),
+E-lambda-MART ``e_lambda_mart(beta=0.25, n_samples=8, metric="NDCG", top=5)`` (LambdaMART under
+Gumbel noise) and LambdaLoss ``LambdaLoss()`` (NDCG-Loss2++, mu = 5) -- on the bundled MQ2008
+Fold 1. Every method has the same trees (``TREES``) and the booster's L2, except YetiLoss, which
+trains with L2 = 0 and a minimum leaf hessian of 1e-3 (``SETTINGS``), as in ``benchmarks.defaults``
+and CatBoost's YetiRank: its exact pairwise-logistic hessian is about 0.01-0.1 per document, so
+XGBoost's ``min_child_weight=1`` would forbid leaves of fewer than 10-100 documents and an L2 of 1
+(XGBoost) or 3 (CatBoost) would shrink its leaves towards 0 (LightGBM's defaults are already 0 and
+1e-3). All are early-stopped on validation NDCG@5 (worst-permutation ties); the job prints test
+NDCG@5, NDCG@10, MRR and ERR@10 -- all with worst-permutation ties, queries without relevant
+documents left out ("skip") -- and the wall time of the training.
 
 Before anything is timed, two trees of each of our rankers compile the Numba kernels the job
 uses (first run) or load them from Numba's cache (later runs), so no time printed includes
@@ -47,7 +46,8 @@ BOOSTERS = ("lightgbm", "xgboost", "catboost")
 METHODS: dict[str, Callable] = {
     "SR-R1soft": lambda seed: StochasticRank(metric="NDCG", top=5, seed=seed),
     "SR-R1": lambda seed: StochasticRank(metric="NDCG", top=5, mu=0.1, seed=seed),
-    "YetiLoss": lambda seed: YetiRank(mode="NDCG", top=5, dcg_type="Exp", seed=seed),
+    "YetiLoss": lambda seed: YetiRank(mode="NDCG", top=5, dcg_type="Exp", num_neighbors=-1,
+                                      seed=seed),
     "E-lambda-MART": lambda seed: e_lambda_mart(beta=0.25, n_samples=8, seed=seed,
                                                 metric="NDCG", top=5),
     "LambdaLoss": lambda seed: LambdaLoss(),
