@@ -30,8 +30,10 @@ SR is ``StochasticRank(metric="NDCG", top=10)`` (CCS estimator, one sample, the 
 configurations.
 
 ``--objective yetirank`` runs :class:`YetiRank` (Classic, its defaults: 10 permutations) in
-place of SR, ``--objective yetiloss`` ``YetiRank(mode="NDCG", top=--top)``; CatBoost's native
-counterpart (``YetiRank``, ``YetiRank:mode=NDCG;top=10``) replaces its native StochasticRank,
+place of SR, ``--objective yetiloss`` ``YetiRank(mode="NDCG", top=--top, num_neighbors=-1)``
+(the package's YetiLoss, as :mod:`benchmarks.defaults` trains it); CatBoost's native
+counterpart (``YetiRank``, ``YetiRank:mode=NDCG;top=10;num_neighbors=-1``) replaces its native
+StochasticRank,
 the target is YetiRank's (<= 1.2x the booster's native LambdaMART per tree), and the output
 goes to ``training_speed_yetirank.*`` / ``training_speed_yetiloss.*``.
 
