@@ -33,9 +33,8 @@ configurations.
 place of SR, ``--objective yetiloss`` ``YetiRank(mode="NDCG", top=--top, num_neighbors=-1)``
 (the package's YetiLoss, as :mod:`benchmarks.defaults` trains it); CatBoost's native
 counterpart (``YetiRank``, ``YetiRank:mode=NDCG;top=10;num_neighbors=-1``) replaces its native
-StochasticRank,
-the target is YetiRank's (<= 1.2x the booster's native LambdaMART per tree), and the output
-goes to ``training_speed_yetirank.*`` / ``training_speed_yetiloss.*``.
+StochasticRank, the target is YetiRank's (<= 1.2x the booster's native LambdaMART per tree),
+and the output goes to ``training_speed_yetirank.*`` / ``training_speed_yetiloss.*``.
 
 Timing: each run records a timestamp in the library's own per-iteration callback; the
 per-iteration times are the differences, the first ``--warmup`` are dropped (numba is compiled

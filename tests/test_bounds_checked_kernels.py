@@ -27,7 +27,13 @@ CHECKED_TESTS = ["tests/kernels", "tests/objectives/test_bad_input.py",
                  "tests/objectives/test_mrr_reach.py::"
                  "test_kth_relevant_position_against_a_full_sort",
                  *(f"tests/objectives/test_mrr_reach.py::test_reach_matches_brute_force[{case}]"
-                   for case in ("0.3-None-auto", "0.3-30-exact", "0.6-3-fast"))]
+                   for case in ("0.3-None-auto", "0.3-30-exact", "0.6-3-fast")),
+                 # YetiRank's driver in every mode against the brute force, and its
+                 # every-partner path (masses below the top) against the pairs one by one
+                 "tests/objectives/test_yetirank.py::"
+                 "test_noise_free_derivatives_match_the_brute_force",
+                 "tests/objectives/test_yetirank.py::"
+                 "test_every_partner_below_the_top_equals_the_pairs_one_by_one"]
 
 PROBE = """
 import numpy as np

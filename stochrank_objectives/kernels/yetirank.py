@@ -405,10 +405,9 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     iteration, q = stream
     n = s.shape[0]
     shortcut = below_top_shortcut(n, settings)
-    if shortcut:   # the top's pairs only; the rest through the masses
-        size = settings.top * (settings.top - 1) // 2
-    else:
-        size = 0 if settings.mode == MODE_CLASSIC else max_pairs(n, settings)
+    # with the shortcut only the top is ordered and stored as pairs; the rest goes by the masses
+    length = settings.top if shortcut else needed_positions(n, settings)
+    size = 0 if settings.mode == MODE_CLASSIC else max_pairs(length, settings)  # pairs stored
     winners = np.empty(size, dtype=np.int64)
     losers = np.empty(size, dtype=np.int64)
     weights = np.empty(size)
@@ -416,7 +415,6 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     work = sort_workspace(n)
     e = np.empty(n)
     exp_scores(s, e)
-    length = settings.top if shortcut else needed_positions(n, settings)
     mass = np.zeros(n if shortcut else 0)
     # without noise every permutation is the same order: one stands for all of them
     rounds = 1 if settings.noise == NOISE_NONE else settings.permutations
