@@ -188,3 +188,12 @@ def abs_over_query_scale(grad, query_offsets, query_scales):
         for i in range(query_offsets[q], query_offsets[q + 1]):
             out[i] = abs(grad[i]) / scale
     return out
+
+
+@njit(cache=True, parallel=True)
+def scale_in_place(grad, hess, scale):
+    """``grad *= scale`` and ``hess *= scale`` in one parallel pass (the unit-mean hessian's
+    rescaling; the same products as NumPy's, element by element)."""
+    for i in prange(grad.shape[0]):
+        grad[i] *= scale
+        hess[i] *= scale
