@@ -1,4 +1,5 @@
-"""Internals of the kernels: the vectorisable Gaussian kernel and the counter-based noise streams."""
+"""Internals of the kernels: the vectorisable Gaussian kernel, the counter-based noise streams and
+the unit-mean hessian's in-place rescaling."""
 
 import math
 
@@ -9,6 +10,7 @@ from numba import njit
 
 from stochrank_objectives import draw_noise
 from stochrank_objectives.kernels.ccs import gaussian_kernel
+from stochrank_objectives.kernels.noise_scale import scale_in_place
 from stochrank_objectives.kernels.rng import draw_grouped_normals
 
 
@@ -79,3 +81,19 @@ def test_noise_is_bit_identical_for_any_thread_count_and_keyed_by_query():
 def test_draw_noise_rejects_bad_arguments(bad):
     with pytest.raises((ValueError, TypeError)):
         draw_noise(np.array([0, 3]), **bad)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 5000])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_scale_in_place_gives_numpys_products_bit_for_bit(n, threads):
+    rng = np.random.default_rng(n)
+    grad, hess = rng.normal(size=n), rng.uniform(0.0, 3.0, size=n)
+    scale = 1.0 / 0.7310585786300049
+    want_grad, want_hess = grad * scale, hess * scale
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        scale_in_place(grad, hess, scale)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(grad, want_grad) and np.array_equal(hess, want_hess)
