@@ -14,6 +14,8 @@ import math
 import numpy as np
 from numba import njit, prange, uint64
 
+from .common import copy_into
+
 _GOLDEN = uint64(0x9E3779B97F4A7C15)
 _MIX1 = uint64(0xBF58476D1CE4E5B9)
 _MIX2 = uint64(0x94D049BB133111EB)
@@ -74,7 +76,7 @@ def fill_noise_row(noise, k, lo, seed, iteration, q, row):
     """Row ``k`` of query ``q``'s noise into ``row``: ``noise[k, lo:lo + len(row)]`` when
     ``noise`` has rows, else the stream ``stream_key(seed, iteration, q, k)``."""
     if noise.shape[0] > 0:
-        row[:] = noise[k, lo:lo + row.shape[0]]
+        copy_into(row, noise[k, lo:lo + row.shape[0]])
     else:
         fill_standard_normal(stream_key(seed, iteration, q, k), row)
 

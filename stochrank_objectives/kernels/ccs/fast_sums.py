@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..common import copy_into
 from .gauss_transform import DEFAULT_BOX_WIDTH, count_boxes, one_sided_gauss_sums
 from .gaussian import gaussian_kernel
 from .noisy_order import PATH_AUTO, PATH_FAST, breakpoint_window
@@ -156,13 +157,13 @@ def cascade_fast_sums(sample, gain, cont, jumps, zero, coef, out):
     up_w = np.zeros((3, n_search))
     down_w = np.zeros((3, n_search))
     m = min(jumps.up_end, n_search)
-    up_w[0, :m] = jumps.up_a[:m]
-    up_w[1, :m] = jumps.up_b[:m]
-    up_w[2, :m] = jumps.up_c[:m]
+    copy_into(up_w[0], jumps.up_a[:m])
+    copy_into(up_w[1], jumps.up_b[:m])
+    copy_into(up_w[2], jumps.up_c[:m])
     m = min(jumps.zero_end, n_search)
-    down_w[0, 1:m] = jumps.down_a[1:m]
-    down_w[1, 1:m] = jumps.down_b[1:m]
-    down_w[2, 1:m] = jumps.down_c[1:m]
+    copy_into(down_w[0, 1:], jumps.down_a[1:m])
+    copy_into(down_w[1, 1:], jumps.down_b[1:m])
+    copy_into(down_w[2, 1:], jumps.down_c[1:m])
     up_sums, down_sums = _transformed_sums(sample, up_w, down_w)
     inv_s = 1.0 / s
     searchable = ys[:n_search]
@@ -188,10 +189,10 @@ def counting_fast_sums(sample, relevant, jumps, coef, out):
     up_w = np.zeros((2, n_search))
     down_w = np.zeros((2, n_search))
     m = min(jumps.n_slots, n_search)
-    up_w[0, :m] = jumps.up_if_relevant[:m]
-    up_w[1, :m] = jumps.up_if_irrelevant[:m]
-    down_w[0, 1:] = jumps.down_if_relevant[1:n_search]
-    down_w[1, 1:] = jumps.down_if_irrelevant[1:n_search]
+    copy_into(up_w[0], jumps.up_if_relevant[:m])
+    copy_into(up_w[1], jumps.up_if_irrelevant[:m])
+    copy_into(down_w[0, 1:], jumps.down_if_relevant[1:n_search])
+    copy_into(down_w[1, 1:], jumps.down_if_irrelevant[1:n_search])
     up_sums, down_sums = _transformed_sums(sample, up_w, down_w)
     order = sample.order
     for p in range(order.shape[0]):

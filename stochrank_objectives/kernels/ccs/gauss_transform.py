@@ -186,7 +186,11 @@ def one_sided_gauss_sums(ys, n_src, means, up_w, down_w, s, window, up_sums, dow
                 box += 1
             if p == start[box]:
                 prefix_up[:, :] = 0.0
-                rest_down[:, :] = mom_down[box]
+                # element by element: an array-to-array slice assignment compiles NumPy's
+                # shape-mismatch message (string formatting), 7 of this kernel's 12 s
+                for w in range(n_down):
+                    for k in range(n_terms):
+                        rest_down[w, k] = mom_down[box, w, k]
             # the own box: sources before p above, after p below
             scaled_powers((ys[p] - center[box]) * inv, powers)
             for w in range(n_down):

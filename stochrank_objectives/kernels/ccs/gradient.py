@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import overload
 
 from ..common import query_cutoff_weights, query_rows
 from ..rng import fill_noise_row, noise_rows
@@ -484,16 +485,44 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
     subtract_outside(order, coef, acc, out)
 
 
-@njit(cache=True)
+class _CascadeOptions(CCSOptions):
+    """:class:`CCSOptions` of the cascade kernel, told apart by type (see :func:`ccs_gradient`)."""
+
+    __slots__ = ()
+
+
+class _CountingOptions(CCSOptions):
+    """:class:`CCSOptions` of the counting kernel, told apart by type (see :func:`ccs_gradient`)."""
+
+    __slots__ = ()
+
+
 def _ccs_sample(shifted, noise, sigma, query, options, factor, out, work):
-    """One CCS sample of one query with the kernel of the metric family."""
-    if options.counting:
-        ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
-    else:
-        ccs_query(shifted, noise, sigma, query, options, factor, out, work)
+    """One CCS sample of one query with the kernel of the metric family (jitted code only)."""
+    raise NotImplementedError("_ccs_sample is compiled into ccs_gradient only")
 
 
-@njit(cache=True, parallel=True)
+@overload(_ccs_sample, jit_options={"cache": True})  # type: ignore[typeddict-unknown-key]
+def _ccs_sample_kernel(shifted, noise, sigma, query, options, factor, out, work):
+    # The options' type names the kernel, so a call compiles that kernel alone: each kernel
+    # with its callees is about half of the chain's compile time, and a branch on
+    # options.counting would compile both (a plain CCSOptions still does).
+    kind = getattr(options, "instance_class", None)
+    if kind is not None and issubclass(kind, _CountingOptions):
+        return lambda shifted, noise, sigma, query, options, factor, out, work: \
+            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
+    if kind is not None and issubclass(kind, _CascadeOptions):
+        return lambda shifted, noise, sigma, query, options, factor, out, work: \
+            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
+
+    def either(shifted, noise, sigma, query, options, factor, out, work):
+        if options.counting:
+            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
+        else:
+            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
+    return either
+
+
 def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
                  iteration):
     """CCS gradient averaged over noise rows; query ``q`` is smoothed with noise scale
@@ -509,7 +538,20 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     FilteredDCG's virtual document at score 0; the streams fill the real documents only, so
     their noise is the same as without it. ``options.path``: see :mod:`.noisy_order`
     (``PATH_SORT`` keeps the exact per-document sums).
+
+    Compiled once per kernel: ``options.counting`` is turned into the options' type here, so
+    the first call of a metric compiles only its own kernel (:func:`ccs_query` or
+    :func:`ccs_counting_query`).
     """
+    kind = _CountingOptions if options.counting else _CascadeOptions
+    return _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, kind(*options),
+                         n_samples, seed, iteration)
+
+
+@njit(cache=True, parallel=True)
+def _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
+                  iteration):
+    """:func:`ccs_gradient` with the kernel chosen by the type of ``options``."""
     gain = metric.gain
     cont = metric.continuation
     query_scale = metric.scale
