@@ -25,6 +25,7 @@ PUBLIC_MODULES = (
     "stochrank_objectives.longlists",
     "stochrank_objectives.clicks",
     "stochrank_objectives.click_em",
+    "stochrank_objectives.precompile",
 )
 
 

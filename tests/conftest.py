@@ -42,16 +42,18 @@ def mq2008_first_queries(mq2008_train_vali):
 
 def pytest_sessionstart(session):
     """On the controller of a pytest-xdist run with several workers, compile the objectives'
-    Numba kernels into Numba's cache first, in as many processes side by side (see
-    ``_warm_kernels.py``), so that the workers load them instead of each compiling them."""
+    Numba kernels into Numba's cache first, in as many processes side by side (the package's own
+    ``python -m stochrank_objectives.precompile``, one ``--part`` per process), so that the
+    workers load them instead of each compiling them. A kernel missed here is still compiled
+    where it is first called: this only moves work, it checks nothing."""
     config = session.config
     n_workers = getattr(config.option, "numprocesses", None) or 0
     if hasattr(config, "workerinput") or n_workers < 2 or config.option.collectonly:
         return
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    script = str(Path(__file__).with_name("_warm_kernels.py"))
-    parts = [subprocess.Popen([sys.executable, script, str(i), str(n_workers)], cwd=root, env=env,
+    command = [sys.executable, "-m", "stochrank_objectives.precompile", "--jobs", str(n_workers)]
+    parts = [subprocess.Popen([*command, "--part", str(i)], cwd=root, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
              for i in range(n_workers)]
     for part in parts:

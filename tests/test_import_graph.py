@@ -27,7 +27,7 @@ LAYERS = [
                           "clicks", "click_em"]),
     ("adapters", ["adapters"]),
     ("export (fitted model -> serving artefacts; no training)", ["export"]),
-    ("entry points", ["__main__", "_compile_watch", "baselines", "__init__"]),
+    ("entry points", ["__main__", "_compile_watch", "precompile", "baselines", "__init__"]),
 ]
 
 

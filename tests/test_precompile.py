@@ -1,0 +1,54 @@
+"""``python -m stochrank_objectives.precompile``: the kernels compiled ahead of time into a cache
+that a later process (a container's, a Dask or Ray worker's) loads without compiling."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stochrank_objectives.precompile import objectives_to_compile, split
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: a worker's first use of an objective, printing how many kernels Numba compiled for it
+WORKER = """
+import numpy as np
+from stochrank_objectives import ListNet
+from stochrank_objectives._compile_watch import CompileWatch
+
+offsets = np.array([0, 4, 9]); labels = np.array([0, 1, 2, 0, 1, 0, 0, 2, 1.0])
+with CompileWatch() as watch:
+    ListNet().grad_hess(np.linspace(0, 1, 9), labels, offsets, 0)
+print(watch.count)
+"""
+
+
+def _run(args, cache):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_a_worker_that_finds_the_warm_cache_compiles_nothing(tmp_path):
+    cache = tmp_path / "numba-cache"
+    printed = _run(["-m", "stochrank_objectives.precompile", "--objectives", "ListNet"], cache)
+    assert "compilations" in printed and str(cache) in printed  # the empty cache was filled
+    assert int(_run(["-c", WORKER], cache).strip()) == 0
+
+
+def test_every_objective_is_compiled_once_and_the_cascade_chain_in_one_part():
+    everything = objectives_to_compile()
+    parts = split(None, 3)
+    assert sorted(map(repr, everything)) == sorted(repr(o) for part in parts for o in part)
+    assert {type(o).__name__ for o in parts[0]} == {"StochasticRank", "SoftRank", "Gumbel"}
+    assert any(getattr(o, "metric", None) == "MRR" for o in parts[-1])  # the counting kernel
+
+
+def test_unknown_objective_names_are_refused():
+    with pytest.raises(ValueError, match="unknown names .'ListNett'.*registered"):
+        objectives_to_compile(["ListNett"])
