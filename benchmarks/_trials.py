@@ -66,6 +66,12 @@ def train_ours(booster, method, target, p, seed, split: Split, cfg: TrainConfig)
         n_jobs=cfg.threads, eval_metric=target.eval_metric(split.grade_max),
         early_stopping_rounds=cfg.patience, **_boosters.tree_params(booster, p))
     ranker.fit(tr.X, ytr, qid=tr.qid, eval_set=[(va.X, yva, va.qid)])
+    if booster == "lightgbm":  # an LGBMRanker: best_iteration_ is the number of trees kept
+        curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
+        return ranker.predict, curve, ranker.best_iteration_
+    if booster == "catboost":  # a CatBoostRanker: "validation" for its one eval set
+        curve = list(next(iter(ranker.evals_result_["validation"].values())))
+        return ranker.predict, curve, ranker.best_iteration_ + 1
     curve = list(next(iter(ranker.evals_result_["validation_0"].values())))
     return ranker.predict, curve, ranker.best_iteration_ + 1
 

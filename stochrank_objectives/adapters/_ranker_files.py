@@ -26,7 +26,7 @@ def save_booster(booster, fname, booster_name: str) -> None:
     except TypeError:
         raise  # not a path at all: the booster says which types it takes
     except Exception as exc:
-        raise _unwritable(fname, booster_name, exc) from exc
+        raise unwritable_path_error(fname, booster_name, exc) from exc
 
 
 def packed_state(state: dict, booster_name: str) -> dict:
@@ -59,7 +59,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _unwritable(fname, booster: str, exc: Exception) -> OSError:
+def unwritable_path_error(fname, booster: str, exc: Exception) -> OSError:
     """The ``OSError`` for a model ``booster`` could not save to ``fname`` (``exc``: its error):
     the reason read from the file system, in the package's words, and the fix."""
     path = os.fspath(fname)

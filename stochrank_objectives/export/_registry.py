@@ -67,7 +67,9 @@ def _booster_and_names(model):
     """The booster object and the feature names of a fitted ranker, sklearn model or booster."""
     from ..adapters import StochasticRankerBase
 
-    if isinstance(model, StochasticRankerBase):
+    # the package's rankers, also those that subclass a booster's own (StochasticLGBMRanker)
+    if isinstance(model, StochasticRankerBase) or type(model).__module__.startswith(
+            "stochrank_objectives."):
         if not hasattr(model, "booster_"):
             raise ValueError(f"this {type(model).__name__} is not fitted yet: call fit first")
         names = getattr(model, "feature_names_in_", None)

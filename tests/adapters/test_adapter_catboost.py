@@ -116,14 +116,15 @@ def test_mq2008_stochastic_rank_beats_constant(mq2008):
     ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5, seed=0),
                                       n_estimators=100, learning_rate=0.1, depth=6,
                                       n_jobs=2, random_state=0)
-    ranker.fit(X, y, qid=q, eval_set=[(Xv, yv, qv)])
+    # use_best_model=False: every tree kept (CatBoost's default with an eval set is the best)
+    ranker.fit(X, y, qid=q, eval_set=[(Xv, yv, qv)], use_best_model=False)
     assert ranker.route_ == "pointer" and ranker.booster_.tree_count_ == 100
     offs = query_offsets_from_qid(qv)
     ours = metrics.ndcg_at_k(ranker.predict(Xv), yv, offs, 5)  # exp2 gain, worst ties
     constant = metrics.ndcg_at_k(np.zeros(len(yv)), yv, offs, 5)
     assert ours > constant + 0.3, (ours, constant)
     # the eval metric CatBoost reported during training is our metric on the final model
-    assert ranker.evals_result_["validation_0"]["NDCG@5"][-1] == pytest.approx(ours, abs=1e-12)
+    assert ranker.evals_result_["validation"][NDCG5][-1] == pytest.approx(ours, abs=1e-12)
 
 
 # -- the pointer route computes every gradient on the right query ------------------------------
@@ -145,7 +146,7 @@ def test_pointer_route_equals_one_tree_per_fit_reference(ranking, sglb):
     assert fits["pointer"].n_gradient_evaluations_ == 25
     a, b = (fits[r].predict(X) for r in ("pointer", "per_tree"))
     assert np.max(np.abs(a - b)) <= 1e-12
-    hist_a, hist_b = (fits[r].evals_result_["validation_0"]["NDCG@5"] for r in ("pointer", "per_tree"))
+    hist_a, hist_b = (fits[r].evals_result_["validation"][NDCG5] for r in ("pointer", "per_tree"))
     np.testing.assert_allclose(hist_a, hist_b, rtol=0, atol=1e-12)
     assert fits["pointer"].best_iteration_ == fits["per_tree"].best_iteration_
     offs = query_offsets_from_qid(qid)  # and a real model, not a constant one
@@ -361,9 +362,9 @@ def test_err_objective_eval_labels_and_native_eval_metric(ranking):
     offs = query_offsets_from_qid(qid)
     obj = StochasticRank(metric="ERR", top=5, grade_max=4)
     ranker = StochasticCatBoostRanker(obj, n_estimators=8, depth=3, n_jobs=2)
-    ranker.fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    ranker.fit(X, y, qid=qid, eval_set=[(X, y, qid)], use_best_model=False)
     assert ranker.eval_metric_.startswith("ERR:top=5")  # learn labels in [0, 1): accepted
-    reported = ranker.evals_result_["validation_0"]["ERR@5"][-1]
+    reported = ranker.evals_result_["validation"]["ERR:top=5"][-1]
     assert reported == pytest.approx(
         metrics.err_at_k(ranker.predict(X), y, offs, 5, grade_max=4), abs=1e-12)
     # integer labels and an explicit CatBoost metric string
@@ -372,7 +373,7 @@ def test_err_objective_eval_labels_and_native_eval_metric(ranking):
                                           n_estimators=8, depth=3, n_jobs=2, route=route,
                                           early_stopping_rounds=50)
         ranker.fit(X, y.astype(np.int32), qid=qid, eval_set=[(X, y, qid)])
-        history = ranker.evals_result_["validation_0"]["NDCG:top=3;type=Base"]  # CatBoost's
+        history = ranker.evals_result_["validation"]["NDCG:top=3;type=Base"]  # CatBoost's
         assert len(history) == 8 and history[ranker.best_iteration_] == max(history)
         assert ranker.booster_.tree_count_ == ranker.best_iteration_ + 1  # use_best_model
 
@@ -668,3 +669,22 @@ def test_low_level_fit_raises_the_objectives_errors(small):
     failing = CatBoostObjective(_RaisesAt(3, KeyboardInterrupt), y, offs)
     with pytest.raises(KeyboardInterrupt):
         catboost_fit(model(failing), pool, failing)
+
+
+def test_a_pickle_of_the_previous_ranker_still_loads(small):
+    # before it was a CatBoostRanker the ranker pickled its attributes, the booster among them
+    X, y, qid = small
+    ranker = StochasticCatBoostRanker(StochasticRank(top=5), n_estimators=3, depth=3, n_jobs=1)
+    ranker.fit(X, y, qid=qid)
+    old = {"objective": ranker.objective, "sglb": None, "n_estimators": 3,
+           "learning_rate": 0.1, "random_state": None, "eval_metric": None,
+           "early_stopping_rounds": None, "n_jobs": 1, "verbose": False,
+           "_other_params": {"depth": 3}, "booster_": ranker.booster_,
+           "objective_": ranker.objective_, "route_": "pointer", "n_features_in_": 46,
+           "evals_result_": {}, "best_iteration_": None}
+    blank = StochasticCatBoostRanker.__new__(StochasticCatBoostRanker)
+    blank.__setstate__(pickle.loads(pickle.dumps(old)))
+    np.testing.assert_array_equal(blank.predict(X), ranker.predict(X))
+    assert blank.get_params()["depth"] == 3 and blank.route_ == "pointer"
+    assert blank.score(X, y, qid=qid) == ranker.score(X, y, qid=qid)
+

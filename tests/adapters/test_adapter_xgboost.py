@@ -90,10 +90,15 @@ def test_ranker_beats_constant_model_and_keeps_best_trees(mq2008):
     pred = ranker.predict(Xv)
     ndcg = _ndcg5(pred, yv, qid_v)
     assert ndcg > _ndcg5(np.zeros_like(yv), yv, qid_v) + 0.2
-    assert ranker.get_booster().num_boosted_rounds() == ranker.best_iteration_ + 1
+    # XGBRanker's early stopping: the booster keeps the rounds after the best one too, and
+    # predict uses the best ones (best_iteration, 0-based)
+    best = ranker.best_iteration_
+    assert best == ranker.best_iteration
+    assert ranker.get_booster().num_boosted_rounds() == best + 1 + 10
     assert max(ranker.evals_result_["validation_0"]["NDCG@5"]) == pytest.approx(ndcg, abs=1e-6)
     np.testing.assert_array_equal(
-        pred, ranker.get_booster().predict(xgb.DMatrix(Xv), output_margin=True))
+        pred, ranker.get_booster().predict(xgb.DMatrix(Xv), output_margin=True,
+                                           iteration_range=(0, best + 1)))
     params = ranker.get_params()
     assert params["max_depth"] == 3 and params["n_estimators"] == 40
     assert ranker.set_params(max_depth=2).get_params()["max_depth"] == 2 == ranker.max_depth
@@ -275,18 +280,22 @@ def test_ranker_input_errors(small):
         ranker.fit(X, y, qid=qid[:-1])
     with pytest.raises(ValueError, match=r"eval_set\[0\]: qid has shape"):
         ranker.fit(X, y, qid=qid, eval_set=[(X, y, qid[:-5])])
-    with pytest.raises(TypeError, match=r"eval_set\[0\] must be an \(X, y, qid\) tuple"):
+    # an XGBRanker (X, y) pair needs its queries (eval_qid=, eval_group= or a qid column)
+    with pytest.raises(ValueError, match=r"eval_set\[0\]: pass exactly one of qid"):
         ranker.fit(X, y, qid=qid, eval_set=[(X, y)])
-    with pytest.raises(ValueError, match="early_stopping_rounds"):
+    with pytest.raises(TypeError, match=r"eval_set\[0\] must be an \(X, y\) pair"):
+        ranker.fit(X, y, qid=qid, eval_set=[(X,)])
+    # XGBRanker's own answers: early stopping needs an eval set; an unknown parameter (or an
+    # alias such as obj=) is one XGBoost warns it does not use; not fitted
+    with pytest.raises(ValueError, match="at least 1 validation dataset for early stopping"):
         StochasticXGBRanker(StochasticRank(), early_stopping_rounds=3, n_jobs=1).fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="objective"):
-        StochasticXGBRanker(StochasticRank(), obj="rank:ndcg", n_jobs=1).fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="eval_metric"):
-        StochasticXGBRanker(StochasticRank(), custom_metric=1, n_jobs=1).fit(X, y, qid=qid)
-    with pytest.raises(AttributeError, match="not fitted"):
+    with pytest.warns(UserWarning, match='Parameters: { "obj" } are not used'):
+        StochasticXGBRanker(StochasticRank(), obj="rank:ndcg", n_estimators=1,
+                            n_jobs=1).fit(X, y, qid=qid)
+    with pytest.raises(AttributeError, match="need to call fit"):
         StochasticXGBRanker(StochasticRank(), n_jobs=1).predict(X)
     fitted = ranker.fit(X, y, qid=qid)
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match="Feature shape mismatch"):  # XGBoost's own
         fitted.predict(X[:, :5])
     with pytest.raises(TypeError, match="grad_hess"):
         XGBObjective(object())

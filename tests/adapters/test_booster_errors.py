@@ -129,6 +129,9 @@ def test_a_booster_that_cannot_load_its_pickle_is_the_cause(fitted):
 
 
 def test_a_pickle_of_the_previous_format_still_loads(fitted):
+    if type(fitted).__name__ == "StochasticCatBoostRanker":
+        pytest.skip("a CatBoostRanker: its state is CatBoost's own (its _object is not "
+                    "picklable); the previous ranker's pickles: test_adapter_catboost.py")
     # before the checksum, the booster object itself was in the ranker's state
     old_state = dict(vars(fitted))
     blank = type(fitted).__new__(type(fitted))

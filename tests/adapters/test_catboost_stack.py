@@ -66,7 +66,7 @@ def test_a_recording_callback_sees_every_round(route):
     rec = Recording()
     model = ranker(route=route).fit(X, Y, qid=QID, eval_set=EVAL, callbacks=[rec])
     assert [t for t, _ in rec.seen] == list(range(1, 7))
-    history = model.evals_result_["validation_0"][NDCG5]
+    history = model.evals_result_["validation"][CB_NDCG5]
     for t, shown in rec.seen:  # CatBoost's names: "validation" for a single eval set
         assert shown["validation"] == {CB_NDCG5: pytest.approx(history[:t], abs=1e-12)}
 
@@ -77,7 +77,7 @@ def test_a_callback_returning_false_stops_training(route):
     model = ranker(route=route, n_estimators=20).fit(X, Y, qid=QID, eval_set=EVAL,
                                                      callbacks=[rec])
     assert len(rec.seen) == 3 and model.booster_.tree_count_ == 3
-    assert model.n_iterations_ == 3 and len(model.evals_result_["validation_0"][NDCG5]) == 3
+    assert model.n_iterations_ == 3 and len(model.evals_result_["validation"][CB_NDCG5]) == 3
 
 
 @pytest.mark.parametrize("route", ["pointer", "per_tree"])
@@ -85,7 +85,7 @@ def test_callbacks_with_early_stopping(route):
     rec = Recording()
     model = ranker(route=route, n_estimators=60, early_stopping_rounds=2).fit(
         X, Y, qid=QID, eval_set=EVAL, callbacks=[rec])
-    history = model.evals_result_["validation_0"][NDCG5]
+    history = model.evals_result_["validation"][CB_NDCG5]
     assert len(rec.seen) == len(history) < 60
     assert model.booster_.tree_count_ == model.best_iteration_ + 1
 
@@ -200,10 +200,10 @@ def test_early_stopping_with_init_model(sglb):
     first = ranker(n_estimators=4, sglb=sglb, route="per_tree").fit(X, Y, qid=QID)
     cont = ranker(n_estimators=40, early_stopping_rounds=3, sglb=sglb, route="per_tree").fit(
         X, Y, qid=QID, eval_set=EVAL, init_model=first)
-    history = cont.evals_result_["validation_0"][NDCG5]
+    history = cont.evals_result_["validation"][CB_NDCG5]
     best = int(np.argmax(history))
-    # best_iteration_ counts the init model's trees (as LightGBM's best_iteration does)
-    assert cont.best_iteration_ == 4 + best
+    # best_iteration_ counts this fit's trees, as CatBoost's own get_best_iteration() does
+    assert cont.best_iteration_ == best
     assert cont.booster_.tree_count_ == 4 + best + 1
     assert _ndcg5(cont.predict(XV)) == pytest.approx(history[best], abs=1e-12)
 
@@ -212,10 +212,10 @@ def test_early_stopping_with_init_model_on_the_pointer_route():
     first = ranker(n_estimators=4).fit(X, Y, qid=QID)
     cont = ranker(n_estimators=40, early_stopping_rounds=3, route="pointer").fit(
         X, Y, qid=QID, eval_set=EVAL, init_model=first)
-    history = cont.evals_result_["validation_0"][NDCG5]
+    history = cont.evals_result_["validation"][CB_NDCG5]
     best = int(np.argmax(history))
     assert cont.route_ == "pointer" and len(history) < 40
-    assert cont.best_iteration_ == 4 + best and cont.booster_.tree_count_ == 4 + best + 1
+    assert cont.best_iteration_ == best and cont.booster_.tree_count_ == 4 + best + 1
     assert _ndcg5(cont.predict(XV)) == pytest.approx(history[best], abs=1e-12)
 
 
@@ -307,8 +307,8 @@ def test_zero_init_scores_under_sglb_equal_no_init_scores():
         X, Y, qid=QID, init_score=np.zeros(Y.size), eval_set=EVAL,
         eval_init_score=[np.zeros(YV.size)])
     np.testing.assert_allclose(zero.predict(XV), plain.predict(XV), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(zero.evals_result_["validation_0"][NDCG5],
-                               plain.evals_result_["validation_0"][NDCG5], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(zero.evals_result_["validation"][CB_NDCG5],
+                               plain.evals_result_["validation"][CB_NDCG5], rtol=0, atol=1e-12)
 
 
 # -- init_score= / eval_init_score= --------------------------------------------------------
@@ -335,8 +335,8 @@ def test_init_scores_train_the_same_model_on_both_routes():
             for route in ("pointer", "per_tree")}
     np.testing.assert_allclose(fits["pointer"].predict(XV), fits["per_tree"].predict(XV),
                                rtol=0, atol=1e-12)
-    np.testing.assert_allclose(fits["pointer"].evals_result_["validation_0"][NDCG5],
-                               fits["per_tree"].evals_result_["validation_0"][NDCG5],
+    np.testing.assert_allclose(fits["pointer"].evals_result_["validation"][CB_NDCG5],
+                               fits["per_tree"].evals_result_["validation"][CB_NDCG5],
                                rtol=0, atol=1e-12)
 
 
@@ -346,14 +346,14 @@ def test_eval_init_score_reaches_the_eval_set_and_early_stopping(route):
     init, eval_init = first.predict(X), first.predict(XV)
     model = ranker(route=route, n_estimators=40, early_stopping_rounds=3).fit(
         X, Y, qid=QID, init_score=init, eval_set=EVAL, eval_init_score=[eval_init])
-    history = model.evals_result_["validation_0"][NDCG5]
+    history = model.evals_result_["validation"][CB_NDCG5]
     best = int(np.argmax(history))
     assert model.best_iteration_ == best and model.booster_.tree_count_ == best + 1
     assert _ndcg5(_f32(eval_init) + model.predict(XV)) == pytest.approx(history[best],
                                                                         abs=1e-12)
     without = ranker(route=route, n_estimators=1).fit(X, Y, qid=QID, init_score=init,
                                                       eval_set=EVAL)
-    assert without.evals_result_["validation_0"][NDCG5][0] != pytest.approx(history[0])
+    assert without.evals_result_["validation"][CB_NDCG5][0] != pytest.approx(history[0])
 
 
 def test_init_model_and_init_score_together_train_one_tree_per_fit():

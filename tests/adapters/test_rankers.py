@@ -60,18 +60,41 @@ def test_fit_predict_score(make):
     ranker = make()
     assert ranker.fit(X, Y, qid=QID) is ranker
     pred = ranker.predict(XV)
-    assert isinstance(pred, np.ndarray) and pred.dtype == np.float64 and pred.shape == YV.shape
+    # XGBoost: XGBRanker's float32 predictions
+    dtype = np.float32 if make.booster == "xgboost" else np.float64
+    assert isinstance(pred, np.ndarray) and pred.dtype == dtype and pred.shape == YV.shape
     assert ranker.score(XV, YV, qid=QV) == pytest.approx(_ndcg5(pred, YV, QV), abs=1e-12)
     assert ranker.score(XV, YV, qid=QV) > _ndcg5(np.zeros_like(YV), YV, QV) + 0.1
     sizes = np.diff(query_offsets_from_qid(QID))
     np.testing.assert_array_equal(make().fit(X, Y, group=sizes).predict(XV), pred)
     assert ranker.n_features_in_ == 5 and not hasattr(ranker, "feature_names_in_")
-    assert ranker.best_iteration_ is None and ranker.evals_result_ == {}
+    # LightGBM's best_iteration_ is LGBMRanker's: 0 without early stopping
+    no_best = 0 if make.booster == "lightgbm" else None
+    assert ranker.best_iteration_ == no_best
+    if make.booster == "xgboost":  # XGBRanker: evals_result_ only after an eval_set
+        assert not hasattr(ranker, "evals_result_")
+    elif make.booster == "catboost":  # CatBoostRanker's always has its "learn" entry
+        assert ranker.evals_result_ == {"learn": {}}
+    else:
+        assert ranker.evals_result_ == {}
     assert type(make.cls()).__init__ is type(ranker).__init__
 
 
 def test_same_defaults_in_every_booster(make):
     params = make.cls().get_params()
+    if make.booster == "lightgbm":  # LGBMRanker's parameters and defaults, and sglb
+        import lightgbm as lgb
+
+        assert params == {**lgb.LGBMRanker().get_params(), "sglb": None}
+        return
+    if make.booster == "xgboost":  # XGBRanker's parameters and defaults, and sglb
+        import xgboost as xgb
+
+        assert params == {**xgb.XGBRanker().get_params(), "objective": None, "sglb": None}
+        return
+    if make.booster == "catboost":  # CatBoostRanker's get_params: the parameters given
+        assert params == {}
+        return
     assert params == dict(objective=None, sglb=None, n_estimators=100, learning_rate=0.1,
                           random_state=None, eval_metric=None, early_stopping_rounds=None,
                           n_jobs=None, verbose=False)
@@ -82,9 +105,15 @@ def test_eval_sets_and_early_stopping_on_a_worst_tie_metric(make):
                   early_stopping_rounds=3)
     ranker.fit(X, Y, qid=QID, eval_set=[(X, Y, QID), (XV, YV, QV)])
     history = ranker.evals_result_
-    assert sorted(history) == ["validation_0", "validation_1"]
-    curve = history["validation_1"]["NDCG@5"]
-    best = ranker.best_iteration_
+    # LightGBM: LGBMRanker's 1-based best_iteration_ (the number of trees kept)
+    lgbm = make.booster == "lightgbm"
+    if make.booster == "catboost":  # CatBoostRanker's names ("learn": none, row indices)
+        assert sorted(history) == ["learn", "validation_0", "validation_1"]
+        curve = history["validation_1"]["NDCG:top=5;type=Exp"]
+    else:
+        assert sorted(history) == ["validation_0", "validation_1"]
+        curve = history["validation_1"]["NDCG@5"]
+    best = ranker.best_iteration_ - lgbm
     assert best is not None and len(curve) >= best + 1 and curve[best] == max(curve)
     assert len(curve) < 40 or best <= 36  # stopped early, or the best was late
     # the fitted model is cut to the best round: its metric is the best logged value
@@ -105,8 +134,10 @@ def test_sglb(make):
     assert not np.allclose(first, plain)
     other = make(sglb=SGLB(0.2, 0.5, 50.0, seed=4), learning_rate=0.2)
     assert not np.allclose(first, other.fit(X, Y, qid=QID).predict(XV))
+    # (XGBoost: an unset learning_rate is the schedule's, so the test sets it)
+    xgb_rate = {"learning_rate": 0.1} if make.booster == "xgboost" else {}
     with pytest.raises(ValueError, match=r"learning_rate=0.1 differs from sglb.learning_rate"):
-        make(sglb=sglb).fit(X, Y, qid=QID)
+        make(sglb=sglb, **xgb_rate).fit(X, Y, qid=QID)
 
 
 def test_clone_gives_independent_objects_and_set_params_routes(make):
@@ -184,7 +215,7 @@ def test_dataframe_in_ndarray_out(make):
     np.testing.assert_array_equal(ranker.predict(XV), pred)
     with pytest.raises(ValueError, match="feature_names mismatch"):
         ranker.predict(pd.DataFrame(XV, columns=list("vwxyz")))
-    with pytest.raises(ValueError, match="5 features"):
+    with pytest.raises(ValueError, match="5 features|expected: 5, got 4"):  # XGBoost's
         ranker.predict(XV[:, :4])
 
 
@@ -193,8 +224,8 @@ def test_feature_importances(make):
     imp = ranker.feature_importances_
     assert imp.shape == (5,) and np.all(imp >= 0) and imp.sum() > 0
     assert np.argmax(imp) in (0, 1)  # the label is built from features 0 and 1
-    with pytest.raises(AttributeError, match="not fitted"):
-        make().feature_importances_
+    with pytest.raises(AttributeError, match="not fitted|fit beforehand|need to call fit"):
+        make().feature_importances_  # LightGBM's, XGBoost's messages
 
 
 @pytest.mark.parametrize("alias,value,argument", [
@@ -207,9 +238,40 @@ def test_feature_importances(make):
     ("loss_function", "RMSE", "objective"), ("verbosity", 1, "verbose"),
 ])
 def test_aliases_are_refused_with_the_argument_to_use(make, alias, value, argument):
+    if make.booster == "lightgbm":
+        pytest.skip("LGBMRanker's **kwargs take LightGBM's aliases as LightGBM does "
+                    "(tests/adapters/test_conformance_lightgbm.py)")
+    if make.booster == "xgboost":
+        pytest.skip("XGBRanker's **kwargs take XGBoost's parameters as XGBoost does "
+                    "(tests/adapters/test_conformance_xgboost.py)")
+    if make.booster == "catboost":
+        pytest.skip("CatBoostRanker's names (iterations, random_seed, thread_count, "
+                    "loss_function, ...) mean what they mean in CatBoost "
+                    "(tests/adapters/test_conformance_catboost.py)")
     with pytest.raises(ValueError, match=rf"^{alias}=.* alias of the ranker's {argument}.*"
                                          rf"pass {argument}="):
         make(**{alias: value}).fit(X, Y, qid=QID)
+
+
+#: LightGBM: the arguments LGBMRanker defines, with its errors (None: it accepts the value)
+LIGHTGBM_NATIVE = {
+    "n_estimators must be an integer >= 1": (ValueError, "boosting rounds must be greater"),
+    "learning_rate must be a positive number": (Exception, r"\(learning_rate\) > \(0.0\)"),
+    "random_state must be None": (None, None),
+    "early_stopping_rounds needs an eval_set": (ValueError, "at least one dataset"),
+    "n_jobs must be None": (None, None),
+}
+
+
+#: XGBoost: the arguments XGBRanker defines, with its errors (None: it accepts the value)
+XGBOOST_NATIVE = {
+    "n_estimators must be an integer >= 1": (None, None),  # 0 trees
+    "learning_rate must be a positive number": (Exception, "learning_rate should be greater"),
+    "random_state must be None": (None, None),
+    "early_stopping_rounds needs an eval_set": (ValueError, "at least 1 validation dataset"),
+    "eval_metric must be None": (TypeError, "Invalid type for the `eval_metric`"),
+    "n_jobs must be None": (None, None),
+}
 
 
 @pytest.mark.parametrize("kwargs,error,match", [
@@ -225,6 +287,16 @@ def test_aliases_are_refused_with_the_argument_to_use(make, alias, value, argume
 ])
 def test_bad_arguments_are_named_at_fit(make, kwargs, error, match):
     ranker = make(**kwargs)  # __init__ only stores
+    if make.booster == "xgboost" and match in XGBOOST_NATIVE:  # XGBRanker's own answer
+        error, match = XGBOOST_NATIVE[match]
+        if error is None:
+            ranker.fit(X, Y, qid=QID)
+            return
+    if make.booster == "lightgbm" and match in LIGHTGBM_NATIVE:  # LGBMRanker's own answer
+        error, match = LIGHTGBM_NATIVE[match]
+        if error is None:
+            ranker.fit(X, Y, qid=QID)
+            return
     with pytest.raises(error, match=match):
         ranker.fit(X, Y, qid=QID)
 
@@ -237,13 +309,31 @@ def test_bad_fit_inputs(make):
         ranker.fit(X, Y, qid=np.r_[QID[1:], QID[:1]])
     with pytest.raises(ValueError, match="sum to"):
         ranker.fit(X, Y, group=[3, 4])
-    with pytest.raises(TypeError, match=r"eval_set\[0\] must be an \(X, y, qid\) tuple"):
-        ranker.fit(X, Y, qid=QID, eval_set=[(XV, YV)])
+    if make.booster == "lightgbm":  # an (X, y) pair is LGBMRanker's, with eval_group
+        with pytest.raises(ValueError, match="eval_group cannot be None"):
+            ranker.fit(X, Y, qid=QID, eval_set=[(XV, YV)])
+    elif make.booster == "xgboost":  # an (X, y) pair is XGBRanker's, with eval_qid
+        with pytest.raises(ValueError, match=r"eval_set\[0\]: pass exactly one of qid"):
+            ranker.fit(X, Y, qid=QID, eval_set=[(XV, YV)])
+    elif make.booster == "catboost":  # an (X, y) pair is CatBoostRanker's: no groups
+        from catboost import CatBoostError
+
+        with pytest.raises(CatBoostError, match="nontrivial groups"):
+            ranker.fit(X, Y, qid=QID, eval_set=[(XV, YV)])
+    else:
+        with pytest.raises(TypeError, match=r"eval_set\[0\] must be an \(X, y, qid\) tuple"):
+            ranker.fit(X, Y, qid=QID, eval_set=[(XV, YV)])
     with pytest.raises(ValueError, match=r"eval_set\[0\] X has 4 features"):
         ranker.fit(X, Y, qid=QID, eval_set=[(XV[:, :4], YV, QV)])
     with pytest.raises(ValueError, match="non-negative"):
         ranker.fit(X, -Y, qid=QID)
-    with pytest.raises(AttributeError, match="not fitted"):
+    if make.booster == "catboost":  # CatBoostRanker's error
+        from catboost import CatBoostError
+
+        with pytest.raises(CatBoostError, match="no trained model"):
+            make().predict(X)
+        return
+    with pytest.raises(AttributeError, match="not fitted|need to call fit"):  # XGBoost's
         make().predict(X)
 
 

@@ -1,10 +1,11 @@
-"""SHAP on the package's rankers (issue 35, item 4).
+"""SHAP on the package's rankers (issue 35, item 4; issue 42).
 
-``shap.TreeExplainer`` recognises models by their class paths only (``LGBMRanker``,
-``XGBRanker``, ``CatBoostRanker``, the boosters' own model objects, ...), so it refuses the
-package's rankers themselves ("Model type not yet supported"). What works: the booster's own
-model, ``TreeExplainer(ranker.booster_)``, and the ranker's shortcut ``ranker.explainer()``.
-Both must be additive: the base value plus the SHAP values of a row equal ``ranker.predict``.
+``shap.TreeExplainer`` recognises models by ``isinstance`` against the native classes
+(``lightgbm.sklearn.LGBMRanker``, ``xgboost.sklearn.XGBRanker``, ``catboost.core.CatBoost``),
+and the rankers are subclasses of them, so it takes the rankers themselves, as it takes the
+booster's own model (``TreeExplainer(ranker.booster_)``) and the ranker's shortcut
+``ranker.explainer()``. Each must be additive: the base value plus the SHAP values of a row
+equal ``ranker.predict``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def test_explainer_names_the_fitted_features():
 
 def test_explainer_needs_a_fitted_ranker_and_shap(monkeypatch):
     ranker = _ranker("lightgbm")
-    with pytest.raises(AttributeError, match="not fitted yet: call fit first"):
+    # LightGBM's own error (booster_ of an unfitted LGBMRanker)
+    with pytest.raises(AttributeError, match="not fitted yet: call fit first|fit beforehand"):
         ranker.explainer()
     ranker.fit(X, Y, qid=QID)
     monkeypatch.setitem(sys.modules, "shap", None)   # as if shap were not installed
@@ -96,10 +98,20 @@ def test_explainer_needs_a_fitted_ranker_and_shap(monkeypatch):
         ranker.explainer()
 
 
-def test_tree_explainer_refuses_the_ranker_itself():
-    """Documents why the shortcut exists: SHAP matches known class paths only, so the ranker
-    object is refused (if a SHAP release learns to take it, drop this test and say so in
-    the docstring of ``explainer``)."""
-    ranker = _ranker("lightgbm").fit(X, Y, qid=QID)
-    with pytest.raises(Exception, match="Model type not yet supported"):
-        shap.TreeExplainer(ranker)
+def test_tree_explainer_takes_the_lightgbm_ranker_itself():
+    """StochasticLGBMRanker is an LGBMRanker, which SHAP recognises (isinstance)."""
+    ranker = _ranker("lightgbm", sglb=SGLB(0.1, 0.01, 1e4, seed=0)).fit(X, Y, qid=QID)
+    _assert_additive(shap.TreeExplainer(ranker)(X), ranker, BOOSTERS["lightgbm"][2])
+
+
+def test_tree_explainer_takes_the_xgboost_ranker_itself():
+    """StochasticXGBRanker is an XGBRanker, which SHAP recognises (isinstance)."""
+    ranker = _ranker("xgboost").fit(X, Y, qid=QID)
+    _assert_additive(shap.TreeExplainer(ranker)(X), ranker, BOOSTERS["xgboost"][2])
+
+
+@pytest.mark.parametrize("sglb", [None, SGLB(0.1, 0.01, 1e4, seed=0)], ids=["plain", "sglb"])
+def test_tree_explainer_takes_the_catboost_ranker_itself(sglb):
+    """StochasticCatBoostRanker is a catboost.CatBoost, which SHAP recognises (isinstance)."""
+    ranker = _ranker("catboost", sglb=sglb).fit(X, Y, qid=QID)
+    _assert_additive(shap.TreeExplainer(ranker)(X), ranker, BOOSTERS["catboost"][2])

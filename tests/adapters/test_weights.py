@@ -31,7 +31,9 @@ RANKERS = {"lightgbm": so.StochasticLGBMRanker, "xgboost": so.StochasticXGBRanke
 PARAMS = {"lightgbm": dict(num_leaves=7, min_data_in_leaf=1, min_data_in_bin=1,
                            deterministic=True, force_row_wise=True),
           "xgboost": dict(max_depth=3),
-          "catboost": dict(depth=3, bootstrap_type="No", random_strength=0)}
+          # CatBoost keeps the best iteration with an eval set by default: every tree here
+          "catboost": dict(depth=3, bootstrap_type="No", random_strength=0,
+                           use_best_model=False)}
 #: every registered objective's examples (the registry, not a hand-kept list)
 EVERY_OBJECTIVE = [obj for cls in OBJECTIVES.values() for obj in cls.examples()]
 DETERMINISTIC = [obj for obj in EVERY_OBJECTIVE if not obj.draws_noise]
@@ -77,11 +79,16 @@ def _fit(booster, X, y, qid, n_estimators=20, eval_metric=None, **fit):
 def test_rankers_accept_sample_weight(booster, data):
     X, y, qid, offs = data
     w = np.repeat(np.linspace(0.5, 2.0, offs.size - 1), np.diff(offs))
+    # LightGBM: the package's metric by name (LightGBM's ndcg is its own), and a copy of X,
+    # which LightGBM would otherwise evaluate as the training data (with its weights)
+    lgbm = booster == "lightgbm"
     ranker = _fit(booster, X, y, qid, n_estimators=3, sample_weight=w,
-                  eval_set=[(X, y, qid)], eval_sample_weight=[w])
+                  eval_set=[(X.copy() if lgbm else X, y, qid)], eval_sample_weight=[w],
+                  eval_metric=objective_metric(so.LambdaMART()) if lgbm else None)
     assert np.isfinite(ranker.predict(X)).all()
     # the eval metric logged is the weighted mean, the one score(sample_weight=) gives
-    logged = list(ranker.evals_result_["validation_0"].values())[0][-1]
+    logged = list(ranker.evals_result_[{"catboost": "validation"}.get(
+        booster, "validation_0")].values())[0][-1]  # CatBoostRanker's key for one eval set
     assert logged == pytest.approx(ranker.score(X, y, qid=qid, sample_weight=w), abs=1e-6)
 
 
@@ -235,14 +242,18 @@ def test_score_and_eval_metrics_are_weighted_means(booster, data):
     X, y, qid, offs = data
     qw = np.tile([0.0, 1.0, 2.5], (offs.size - 1) // 3 + 1)[:offs.size - 1]
     w = np.repeat(qw, np.diff(offs))
-    ranker = _fit(booster, X, y, qid, n_estimators=3, eval_set=[(X, y, qid)],
-                  eval_sample_weight=[qw], eval_metric="NDCG@5")
+    lgbm = booster == "lightgbm"  # LightGBM: a copy of X (else evaluated as the training data)
+    ranker = _fit(booster, X, y, qid, n_estimators=3,
+                  eval_set=[(X.copy() if lgbm else X, y, qid)], eval_sample_weight=[qw],
+                  eval_metric="NDCG@5")
     scores = ranker.predict(X)
     own = _brute_force(objective_metric(ranker.objective_), scores, y, offs, qw)
     assert ranker.score(X, y, qid=qid, sample_weight=w) == pytest.approx(own, rel=1e-12)
     assert ranker.score(X, y, qid=qid, sample_weight=qw) == pytest.approx(own, rel=1e-12)
     expected = _brute_force(EvalMetric("NDCG", 5), scores, y, offs, qw)
-    logged = ranker.evals_result_["validation_0"]["NDCG@5"][-1]
+    logged = (ranker.evals_result_["validation"]["NDCG:top=5;type=Exp"][-1]  # CatBoost's names
+              if booster == "catboost" else
+              ranker.evals_result_["validation_0"]["NDCG@5"][-1])
     assert logged == pytest.approx(expected, abs=1e-6)
     scorer = so.ranking_scorer("NDCG", 5)
     with sklearn.config_context(enable_metadata_routing=True):
@@ -256,7 +267,7 @@ def test_catboost_eval_metric_weighs_queries(data):
     ranker = _fit("catboost", X, y, qid, n_estimators=3, eval_set=[(X, y, qid)],
                   eval_sample_weight=[qw])
     # the default eval metric: CatBoost's own, equal to the objective's (worst-order ties)
-    logged = list(ranker.evals_result_["validation_0"].values())[0][-1]
+    logged = list(ranker.evals_result_["validation"].values())[0][-1]
     expected = objective_metric(ranker.objective_).value(ranker.predict(X), y, offs, qw)
     assert logged == pytest.approx(expected, abs=1e-6)
 

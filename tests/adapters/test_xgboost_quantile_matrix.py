@@ -19,16 +19,16 @@ def _data(seed, n_queries=12, size=10, n_features=4):
 
 @pytest.fixture
 def trained_on(monkeypatch):
-    """The matrix types ``xgb.train`` received: (training, [evaluation sets])."""
-    xgb_adapter.xgboost_parameter_names()  # cached (it builds a Booster once)
+    """The matrix types ``xgboost.sklearn.train`` (XGBRanker.fit's call) received:
+    (training, [evaluation sets])."""
     seen = []
-    train = xgb.train
+    train = xgb.training.train
 
     def recording_train(params, dtrain, *args, evals=(), **kwargs):
         seen.append((type(dtrain), [type(d) for d, _ in evals]))
         return train(params, dtrain, *args, evals=evals, **kwargs)
 
-    monkeypatch.setattr(xgb, "train", recording_train)
+    monkeypatch.setattr(xgb.sklearn, "train", recording_train)
     return seen
 
 
@@ -36,7 +36,7 @@ def test_histogram_trees_train_on_quantile_matrices(trained_on):
     X, y, qid = _data(0)
     Xv, yv, qv = _data(1)
     ranker = xgb_adapter.StochasticXGBRanker(StochasticRank(top=5), n_estimators=3, max_bin=32,
-                                             n_jobs=1, random_state=0)
+                                             n_jobs=1, random_state=0, learning_rate=0.1)
     ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])
     assert trained_on == [(xgb.QuantileDMatrix, [xgb.QuantileDMatrix])]
     # the same model as a DMatrix gives: histograms are cut from the same sketch

@@ -11,7 +11,6 @@ import pytest
 xgb = pytest.importorskip("xgboost")
 
 from stochrank_objectives import StochasticRank, metrics, query_offsets_from_qid  # noqa: E402
-from stochrank_objectives.adapters import xgboost as xgb_adapter  # noqa: E402
 from stochrank_objectives.adapters.xgboost import (  # noqa: E402
     DEFAULT_PARAMS,
     StochasticXGBRanker,
@@ -161,10 +160,12 @@ def test_a_callback_returning_true_stops_training(data, sglb):
 
 def test_callbacks_must_be_training_callbacks(data):
     X, y, qid, *_ = data
-    with pytest.raises(TypeError, match=r"callbacks\[1\].*TrainingCallback"):
+    # XGBoost's own check, for the constructor's callbacks (XGBRanker's form) and fit's
+    with pytest.raises(TypeError, match="callback must be an instance of `TrainingCallback`"):
+        _ranker(n_estimators=2, callbacks=[Recording(), lambda env: None]).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="callback must be an instance of `TrainingCallback`"), \
+            pytest.warns(DeprecationWarning, match="constructor"):
         _ranker(n_estimators=2).fit(X, y, qid=qid, callbacks=[Recording(), lambda env: None])
-    with pytest.raises(TypeError, match="callbacks must be a list"):
-        _ranker(n_estimators=2).fit(X, y, qid=qid, callbacks=Recording())
 
 
 def test_optuna_pruning_callback(data):
@@ -242,7 +243,9 @@ def test_early_stopping_with_base_margins(data, margins, sglb):
     best = ranker.best_iteration_
     history = ranker.evals_result_["validation_0"]["NDCG@5"]
     assert best is not None and len(history) < 30
-    assert ranker.booster_.num_boosted_rounds() == best + 1
+    # XGBRanker keeps the rounds after the best one (predict uses the best ones); SGLB's
+    # model is cut to the best round (an SGLB model is not a prefix of a longer one)
+    assert ranker.booster_.num_boosted_rounds() == best + 1 + (2 if sglb is None else 0)
     scale = 1.0 if sglb is None else float(ranker.booster_.attr(_FINAL))
     # the best round's value is the kept model's, on the base margin plus the model
     assert history[best] == max(history)
@@ -318,7 +321,8 @@ def test_init_model_with_early_stopping(data, sglb):
     third = _ranker(n_estimators=30, sglb=sglb, early_stopping_rounds=2).fit(
         X, y, qid=qid, eval_set=[(Xv, yv, qv)], init_model=first)
     best = third.best_iteration_  # 0-based index among all the trees, as XGBoost's own
-    assert n_first <= best and third.booster_.num_boosted_rounds() == best + 1
+    assert n_first <= best  # XGBRanker keeps the rounds after the best one, SGLB cuts them
+    assert third.booster_.num_boosted_rounds() == best + 1 + (2 if sglb is None else 0)
     assert third.booster_.best_iteration == best
     if sglb is not None:
         assert float(third.booster_.attr(_FINAL)) == sglb.final_scale(best + 1)
@@ -333,34 +337,38 @@ def test_init_model_keeps_its_base_score(data):
     _close(rec.calls[0][1], _margin(raw, X))
     assert json.loads(ranker.booster_.save_config())["learner"]["learner_model_param"][
         "base_score"] in ("5E-1", "[5E-1]")
-    with pytest.raises(ValueError, match="base_score.*init_model"):
+    with pytest.raises(ValueError, match="base_score.*xgb_model"):
         _ranker(n_estimators=1, base_score=0.0).fit(X, y, qid=qid, init_model=raw)
 
 
 def test_init_model_errors(data, tmp_path):
+    """A bad model to continue from gets XGBRanker's own error (the same as the native's),
+    under xgb_model= or the deprecated init_model=."""
     X, y, qid, *_ = data
     first = _ranker(n_estimators=2).fit(X, y, qid=qid)
     fit = _ranker(n_estimators=1).fit
-    with pytest.raises(TypeError, match="init_model"):
-        fit(X, y, qid=qid, init_model=3)
-    with pytest.raises(ValueError, match="init_model.*not fitted"):
-        fit(X, y, qid=qid, init_model=_ranker())
-    with pytest.raises(FileNotFoundError, match="init_model"):
-        fit(X, y, qid=qid, init_model=str(tmp_path / "missing.json"))
+    with pytest.raises(TypeError, match="Unknown type"):
+        fit(X, y, qid=qid, xgb_model=3)
+    with pytest.raises(AttributeError, match="need to call fit"):
+        fit(X, y, qid=qid, xgb_model=_ranker())
+    with pytest.raises(xgb.core.XGBoostError, match="missing.json failed"):
+        fit(X, y, qid=qid, xgb_model=str(tmp_path / "missing.json"))
     (tmp_path / "bad.json").write_text("not a model")
-    with pytest.raises(ValueError, match="init_model"):
-        fit(X, y, qid=qid, init_model=tmp_path / "bad.json")
-    with pytest.raises(ValueError, match="init_model.*46 features.*5"):
-        fit(X[:, :5], y, qid=qid, init_model=first)
+    with pytest.raises(xgb.core.XGBoostError, match="Invalid model format"):
+        fit(X, y, qid=qid, xgb_model=str(tmp_path / "bad.json"))
+    with pytest.raises(xgb.core.XGBoostError, match="Number of columns does not match"):
+        fit(X[:, :5], y, qid=qid, xgb_model=first)
     pd = pytest.importorskip("pandas")
     df = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
     named = _ranker(n_estimators=1).fit(df, y, qid=qid)
-    with pytest.raises(ValueError, match="init_model.*named columns.*X has no column names"):
-        fit(X, y, qid=qid, init_model=named)
-    with pytest.raises(ValueError, match="init_model.*column 3 is 'c3' there, 'x' in X"):
-        fit(df.rename(columns={"c3": "x"}), y, qid=qid, init_model=named)
+    with pytest.raises(ValueError, match="data did not contain feature names"):
+        fit(X, y, qid=qid, xgb_model=named)
+    with pytest.raises(ValueError, match="feature_names mismatch"):
+        fit(df.rename(columns={"c3": "x"}), y, qid=qid, xgb_model=named)
     with pytest.raises(TypeError, match="not both"):
         fit(X, y, qid=qid, init_model=first, xgb_model=first.booster_)
+    with pytest.warns(DeprecationWarning, match="pass XGBRanker's xgb_model="):
+        fit(X, y, qid=qid, init_model=first)
     with pytest.raises(TypeError, match="unexpected keyword argument 'init_booster'"):
         fit(X, y, qid=qid, init_booster=first)
 
@@ -395,8 +403,8 @@ def test_low_level_continuation(data):
 # -- 3. loggers that patch xgb.train see the ranker's model -----------------------------------
 @pytest.fixture
 def train_calls(monkeypatch):
-    """Every model ``xgb.train`` returns, as an autologger that patches it sees them."""
-    xgb_adapter.xgboost_parameter_names.cache_clear()  # its first call must not train
+    """Every model ``xgboost.sklearn.train`` (what XGBRanker.fit calls) returns, as an
+    autologger that patches it sees them."""
     returned = []
     train = xgb.training.train
 
@@ -405,7 +413,7 @@ def train_calls(monkeypatch):
         returned.append(model)
         return model
 
-    monkeypatch.setattr(xgb, "train", patched)
+    monkeypatch.setattr(xgb.sklearn, "train", patched)
     return returned
 
 
@@ -422,30 +430,16 @@ def test_xgb_train_returns_the_ranker_model(data, train_calls, early_stopping, s
     if early_stopping:
         assert ranker.best_iteration_ + 1 < 30
     assert model.num_boosted_rounds() == ranker.booster_.num_boosted_rounds()
-    np.testing.assert_array_equal(_margin(model, Xv), ranker.predict(Xv))
+    # predict uses the best rounds (XGBRanker); under SGLB the model is cut to them
+    np.testing.assert_array_equal(_margin(model, Xv, None if early_stopping is None else
+                                          ranker.best_iteration_ + 1), ranker.predict(Xv))
     assert model.attributes() == ranker.booster_.attributes()
-
-
-def test_parameter_names_are_read_without_training(train_calls):
-    names = xgb_adapter.xgboost_parameter_names()
-    assert train_calls == []
-    # the same names as the configuration of 0-round trained boosters
-    data = xgb.DMatrix(np.arange(8.0).reshape(4, 2), np.arange(4.0))
-    trained: set = set()
-    for params in ({"tree_method": "hist"}, {"tree_method": "approx"},
-                   {"tree_method": "exact"}, {"booster": "dart"},
-                   {"booster": "gblinear", "updater": "coord_descent"}):
-        config = json.loads(xgb.training.train(dict(params, nthread=1), data, 0).save_config())
-        trained |= xgb_adapter._ranker._string_keys(config, set())
-    assert names == trained
-    assert {"max_depth", "tree_method", "rate_drop", "updater", "lambda"} <= names
 
 
 def test_mlflow_autolog_logs_the_ranker_model(data, tmp_path, monkeypatch):
     mlflow = pytest.importorskip("mlflow")
     pytest.importorskip("mlflow.xgboost")
     X, y, qid, Xv, yv, qv = data
-    xgb_adapter.xgboost_parameter_names.cache_clear()  # the probe must log nothing
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
@@ -460,5 +454,7 @@ def test_mlflow_autolog_logs_the_ranker_model(data, tmp_path, monkeypatch):
         mlflow.xgboost.autolog(disable=True)
         mlflow.set_tracking_uri(previous)
     assert len(runs) == 1 and len(models) == 1
-    assert logged.num_boosted_rounds() == ranker.best_iteration_ + 1 < 30
-    np.testing.assert_array_equal(_margin(logged, Xv), ranker.predict(Xv))
+    # the logged model is the ranker (as for an XGBRanker), its SGLB booster cut to the best
+    assert isinstance(logged, StochasticXGBRanker)
+    assert logged.get_booster().num_boosted_rounds() == ranker.best_iteration_ + 1 < 30
+    np.testing.assert_array_equal(logged.predict(Xv), ranker.predict(Xv))

@@ -1,13 +1,14 @@
 """Train CatBoost rankers with this package's objectives (StochasticRank and any other object
 that follows the ``grad_hess(scores, labels, query_offsets, iteration)`` protocol).
 
-Usage::
+Usage (``StochasticCatBoostRanker`` is a ``catboost.CatBoostRanker``: CatBoost's code, one
+name changed)::
 
-    from stochrank_objectives import StochasticRank
+    from catboost import Pool
     from stochrank_objectives.adapters.catboost import StochasticCatBoostRanker
 
-    ranker = StochasticCatBoostRanker(StochasticRank(metric="NDCG", top=5), n_estimators=300)
-    ranker.fit(X, y, qid=qid, eval_set=[(X_val, y_val, qid_val)])
+    ranker = StochasticCatBoostRanker(iterations=300, depth=6)   # StochasticRank NDCG@5
+    ranker.fit(Pool(X, y, group_id=qid), eval_set=Pool(X_val, y_val, group_id=qid_val))
     scores = ranker.predict(X_test)          # ranker.booster_ is a plain catboost.CatBoost
 
 The modules: :mod:`._layout` (the row-index label channel and the per-chunk layout guard),

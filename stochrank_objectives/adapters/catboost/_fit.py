@@ -181,12 +181,13 @@ class UserCallback:
 
 
 def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
-                 use_best_model, callbacks, init_model=None):
+                 use_best_model, callbacks, init_model=None, **fit_kwargs):
     """One ``CatBoost.fit`` with ``adapter`` (route "pointer") as objective and callback.
 
     ``callbacks``: the user's CatBoost callbacks, run after the adapter's every round.
     ``init_model``: a CatBoost model to continue (CatBoost's ``fit(init_model=...)``); the
     adapter's iteration, which keys the objective's noise, continues from its tree count.
+    ``fit_kwargs``: more of ``CatBoost.fit``'s arguments (``plot``, ``log_cout``, ...).
 
     Returns:
       ``(model, evals history, (best iteration of this fit or None, best scores))``.
@@ -198,7 +199,7 @@ def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
     checked_fit(adapter, model, learn, eval_set=eval_pools or None,
                 early_stopping_rounds=early_stopping_rounds, use_best_model=use_best_model,
                 callbacks=[adapter] + [UserCallback(cb, adapter) for cb in callbacks or ()],
-                init_model=init_model)
+                init_model=init_model, **fit_kwargs)
     history = {k: v for k, v in model.get_evals_result().items()
                if k != "learn" or any(v.values())}  # learn values are skipped (hints)
     if not eval_pools:
@@ -211,7 +212,7 @@ def fit_pointer(adapter, learn, eval_pools, params, early_stopping_rounds,
 
 def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
                  early_stopping_rounds, use_best_model, eval_weights=None, *, init_scores=None,
-                 eval_init_scores=None, init_model=None, callbacks=()):
+                 eval_init_scores=None, init_model=None, callbacks=(), feature_names=None):
     """One ``CatBoost(iterations=1).fit`` per tree with the scores as baseline (route
     "per_tree"); shrinkage (SGLB) is applied here, as CatBoost would, and the trees are
     combined with ``sum_models``. Returns what :func:`fit_pointer` returns.
@@ -228,6 +229,7 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
         CatBoost's (``iteration``: trees of this fit, 1-based; ``metrics``: ``{"learn": {},
         "validation": {metric: [values]}}``, ``validation_i`` for several eval sets); a false
         return stops training.
+      feature_names: the learn Pool's feature names (for a learn set given as a Pool).
 
     Under shrinkage the initial scores and the init model are the model's start ``F_0``, shrunk
     with it: before tree ``g`` (of the whole model) the scores are multiplied by the shrink
@@ -253,7 +255,7 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
     if eval_pools and not isinstance(metric, str):
         raise ValueError("the per-tree route evaluates string eval_metrics only")
     maximize = _is_maximizable(metric)
-    feature_pool = Pool(X, cat_features=cat_features)
+    feature_pool = Pool(X, cat_features=cat_features, feature_names=feature_names)
     # Quantise the learn pool once (halves each fit's cost); same borders as a single fit.
     quantization = {k: p[k] for k in QUANTIZATION_PARAMS if k in p}
     try:
@@ -261,7 +263,8 @@ def fit_per_tree(adapter, X, learn, cat_features, eval_pools, params,
     except CatBoostError:  # pragma: no cover - CatBoost then quantises in every fit
         pass
     eval_labels = [np.asarray(e.get_label(), dtype=np.float64) for e in eval_pools]
-    eval_groups = [np.asarray(e.get_group_id_hash()) for e in eval_pools]
+    eval_groups = [None if e.get_group_id_hash() is None else np.asarray(e.get_group_id_hash())
+                   for e in eval_pools]  # None: the Pool is one query, as CatBoost reads it
     eval_weights = list(eval_weights or [None] * len(eval_pools))
     eval_init_scores = list(eval_init_scores or [None] * len(eval_pools))
     start = 0 if init_model is None else int(init_model.tree_count_)

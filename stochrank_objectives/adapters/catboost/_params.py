@@ -167,7 +167,8 @@ def resolve(settings: FitSettings, metric: str, n_rows: int, has_cat: bool, rout
     if settings.n_jobs is not None:
         p["thread_count"] = settings.n_jobs
     p.setdefault("allow_writing_files", False)
-    p["verbose"] = settings.verbose or False
+    if "logging_level" not in p:  # CatBoost takes one of the two
+        p["verbose"] = settings.verbose or False
     p["eval_metric"] = skip_train(metric)
     if "custom_metric" in p:
         cm = p["custom_metric"]

@@ -1,59 +1,51 @@
-"""``StochasticLGBMRanker``: the package's scikit-learn ranker on ``lightgbm.train``."""
+"""``StochasticLGBMRanker``: ``lightgbm.LGBMRanker`` trained with one of this package's
+objectives."""
 
 from __future__ import annotations
 
 import functools
 import math
 import os
+import threading
+import warnings
+from typing import Any
 
 import lightgbm as lgb
 import numpy as np
+from lightgbm.basic import _choose_param_value, _ConfigAliases
 
-from ...groups import GroupedData
+from ...groups import GroupedData, as_float_array, document_weights, query_weights
 from .._booster_params import LEARNING_RATE_NAMES
-from .._ranker import StochasticRankerBase
-from .._serving import lightgbm_as_ranker
+from .._common import EvalMetric, check_objective, check_sglb, objective_metric
+from .._interrupts import sigints_recorded
+from .._ranker_files import packed_state, save_booster, unpacked_state
+from .._ranker_inputs import (
+    as_matrix,
+    category_columns,
+    check_eval_queries,
+    check_feature_values,
+    check_training_queries,
+    click_labels,
+    column_names,
+    per_eval_set,
+    query_offsets,
+)
+from .._ranker_settings import default_objective
+from .._serving import LIGHTGBM_RANKING_OBJECTIVE, lightgbm_as_ranker
 from ._metric import LGBMMetric
 from ._objective import LGBMObjective
 
-__all__ = ["StochasticLGBMRanker", "lightgbm_dataset"]
+__all__ = ["StochasticLGBMRanker", "lightgbm_parameter_names"]
+
+#: how the messages name the training data's fields (the names fit takes them by)
+_TRAIN_NAMES = {"labels": "y", "weights": "sample_weight", "init_scores": "init_score"}
 
 
 @functools.lru_cache(maxsize=1)
 def lightgbm_parameter_names() -> frozenset:
     """Every parameter name LightGBM knows, canonical and aliases, read from LightGBM itself."""
-    aliases = lgb.basic._ConfigAliases._get_all_param_aliases()
+    aliases = _ConfigAliases._get_all_param_aliases()
     return frozenset(aliases) | frozenset(name for names in aliases.values() for name in names)
-
-
-def lightgbm_dataset(X, data: GroupedData, **options) -> lgb.Dataset:
-    """The one builder of the ranker's ``lgb.Dataset``: features, and what ``data`` carries --
-    labels, query sizes, query weights (LightGBM's per-row ``weight``, read back by the
-    objective and the metric) and initial scores (``init_score``)."""
-    return lgb.Dataset(X, data.labels, group=data.sizes, weight=data.document_weights(),
-                       init_score=data.init_scores, **options)
-
-
-class _LastSetEarlyStopping:
-    """Early stopping on the last validation set only (as XGBoost and CatBoost do), higher is
-    better; at the last round it also stops, so that the model is cut to the best round."""
-
-    def __init__(self, rounds: int, data_name: str, metric_name: str):
-        self.order = 30
-        self.before_iteration = False
-        self.rounds = rounds
-        self.key = (data_name, metric_name)
-        self.best, self.best_iteration = -np.inf, 0
-        self.best_list: list = []
-
-    def __call__(self, env) -> None:
-        # LightGBM's iteration (it counts an init model's trees), as its own early stopping
-        t = env.iteration
-        value = next(r[2] for r in env.evaluation_result_list if (r[0], r[1]) == self.key)
-        if value > self.best:
-            self.best, self.best_iteration, self.best_list = value, t, env.evaluation_result_list
-        if t - self.best_iteration >= self.rounds or env.iteration == env.end_iteration - 1:
-            raise lgb.callback.EarlyStopException(self.best_iteration, self.best_list)
 
 
 def _in_lightgbm_order(pairs, n: int) -> list:
@@ -64,38 +56,40 @@ def _in_lightgbm_order(pairs, n: int) -> list:
 
 
 class _RankerCallbacks:
-    """The ranker's callbacks and the user's, as two LightGBM callbacks (before and after each
-    iteration) that run the ranker's first and the user's after them, every round.
+    """The package objective's callbacks and the user's, as two LightGBM callbacks (before and
+    after each iteration): the adapter's (iteration, SGLB learning rate) first, then the user's
+    in LightGBM's order (early stopping from the parameters among them, see
+    :meth:`StochasticLGBMRanker._process_params`).
 
-    At the last round, after the user's callbacks, and when a callback (the ranker's early
-    stopping or the user's, e.g. ``lgb.early_stopping``) stops training, the booster is made
-    final in place before ``lgb.train`` returns it: under SGLB the kept trees (up to the best
-    iteration) are multiplied by ``c^T`` and the objective is named ``lambdarank``. So the
-    booster that ``lgb.train`` returns, which MLflow's autolog and other ``lgb.train`` patchers
-    log, predicts what the ranker predicts. An exception other than early stopping (Optuna's
-    ``TrialPruned``) ends the fit as raised.
+    At the last round, and when a callback stops training (``lgb.early_stopping``), the
+    booster is made final in place before ``lgb.train`` returns it: under SGLB the kept trees
+    are multiplied by ``c^T``, and the objective is named ``lambdarank``. So the booster
+    ``lgb.train`` returns (what MLflow's autolog and other patchers of ``lightgbm.sklearn.train``
+    see) predicts what the ranker predicts.
     """
 
-    def __init__(self, adapter: LGBMObjective, own_before, own_after, user):
+    def __init__(self, adapter: LGBMObjective, user: list):
         self.adapter = adapter
-        before = [(i, cb) for i, cb in enumerate(user) if getattr(cb, "before_iteration", False)]
-        after = [(i, cb) for i, cb in enumerate(user)
-                 if not getattr(cb, "before_iteration", False)]
-        self.before_iteration = [*own_before, *_in_lightgbm_order(before, len(user))]
-        self.after_iteration = [*own_after, *_in_lightgbm_order(after, len(user))]
-        self.n_own_before = len(own_before)
+        self.user = list(user)
+        self.own_before = [adapter.callback()]
 
     def callbacks(self) -> list:
         """The two callbacks to pass to ``lgb.train``: first and last in its order."""
-        before = _Dispatch(self._before, -math.inf, True)
-        after = _Dispatch(self._after, math.inf, False)
-        return [before, after]
+        return [_Dispatch(self._before, -math.inf, True), _Dispatch(self._after, math.inf, False)]
+
+    def _split(self, before: bool) -> list:
+        picked = [(i, cb) for i, cb in enumerate(self.user)
+                  if bool(getattr(cb, "before_iteration", False)) == before]
+        return _in_lightgbm_order(picked, len(self.user))
 
     def _before(self, env) -> None:
-        for cb in self.before_iteration:
+        for cb in self.own_before:
+            cb(env)
+        user = self._split(True)
+        for cb in user:
             cb(env)
         sglb = self.adapter.sglb
-        if sglb is not None and len(self.before_iteration) > self.n_own_before:
+        if sglb is not None and user:
             rate = sglb.learning_rate_at(env.iteration - env.begin_iteration)
             changed = {name: env.params[name] for name in LEARNING_RATE_NAMES
                        if name in env.params and env.params[name] != rate}
@@ -108,7 +102,7 @@ class _RankerCallbacks:
 
     def _after(self, env) -> None:
         stop = None
-        for cb in self.after_iteration:
+        for cb in self._split(False):
             try:
                 cb(env)
             except lgb.callback.EarlyStopException as exc:
@@ -117,6 +111,8 @@ class _RankerCallbacks:
             kept = env.iteration + 1 if stop is None else stop.best_iteration + 1
             self.adapter.finalize_trees(env.model, kept, env.begin_iteration)
             lightgbm_as_ranker(env.model)
+            # and its parameters, which onnxmltools reads before the model text
+            env.model.params["objective"] = LIGHTGBM_RANKING_OBJECTIVE
         if stop is not None:
             raise stop
 
@@ -131,161 +127,463 @@ class _Dispatch:
         self.run(env)
 
 
-class StochasticLGBMRanker(StochasticRankerBase):
-    """A LightGBM ranker trained with one of this package's objectives (``lgb.train`` inside).
+class _FitState(threading.local):
+    """What the fit running in this thread hands to ``_process_params``: the adapter of the
+    package objective, its callbacks, whether the package's metric replaces LightGBM's."""
+
+    def __init__(self) -> None:
+        self.adapter: LGBMObjective | None = None
+        self.callbacks: _RankerCallbacks | None = None
+        self.metric_none = False
+
+
+_FIT = _FitState()
+
+
+def _is_package_metric(metric) -> bool:
+    # LightGBM's metric names are lower case ("ndcg", "map"); it ignores "NDCG@5" silently
+    return isinstance(metric, EvalMetric) or (isinstance(metric, str) and metric != metric.lower())
+
+
+def _as_lightgbm_metric(metric):
+    """A package metric (``"NDCG@5"``, an EvalMetric) as an :class:`LGBMMetric` (a callable
+    ``LGBMRanker.fit(eval_metric=...)`` takes); anything else as it is."""
+    if isinstance(metric, LGBMMetric) or not _is_package_metric(metric):
+        return metric
+    m = metric if isinstance(metric, EvalMetric) else EvalMetric.from_string(metric)
+    return LGBMMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
+
+
+class StochasticLGBMRanker(lgb.LGBMRanker):
+    """``lightgbm.LGBMRanker`` trained with one of this package's objectives: swap the class
+    name, keep the code.
 
     Example::
 
         ranker = StochasticLGBMRanker(StochasticRank(metric="NDCG", top=5), num_leaves=15)
-        ranker.fit(X, y, qid=qid).predict(X_test)
+        ranker.fit(X, y, group=sizes, eval_X=(Xv,), eval_y=(yv,), eval_group=[sizes_v],
+                   callbacks=[lgb.early_stopping(10)])
+        ranker.predict(X_test)
 
-    Args: see :class:`~stochrank_objectives.adapters._ranker.StochasticRankerBase`;
-    ``**booster_params`` are LightGBM parameters (``num_leaves``, ``max_depth``,
-    ``min_data_in_leaf``, ``lambda_l2``, ``feature_fraction``, ...). ``objective``,
-    ``metric`` and ``verbose`` are the ranker's; ``seed`` is ``random_state``, ``num_threads``
-    is ``n_jobs``.
+    Every argument, fitted attribute and method is ``LGBMRanker``'s, with LightGBM's meaning
+    and defaults (``**kwargs`` are LightGBM parameters, aliases and all). What differs is the
+    objective: ``objective=None`` (the default) is :func:`default_objective`
+    (``StochasticRank(metric="NDCG", top=5)``), any object with ``grad_hess`` trains through
+    :class:`LGBMObjective`, and a LightGBM objective string (``"lambdarank"``) trains exactly
+    ``LGBMRanker``'s model. The objective may be the first positional argument.
 
-    ``booster_`` is a ``lightgbm.Booster`` re-loaded from the trained model's text (it holds no
-    Python objective; under SGLB ``c^T`` is already in its leaves), so
-    ``booster_.save_model(path)`` and ``lgb.Booster(model_file=path)`` work without this
-    package. ``feature_importances_`` is LightGBM's default ``"split"`` count.
+    ``best_iteration_`` is LightGBM's: 1-based (the number of trees kept after early
+    stopping, counting an ``init_model``'s trees), 0 without early stopping.
 
-    ``best_iteration_`` is 0-based (the index of the best round, as in the other rankers;
-    ``best_iteration_ + 1`` trees are kept), whereas LightGBM's own ``Booster.best_iteration``
-    counts from 1 (the number of trees kept): ``best_iteration_ == best_iteration - 1``. It is
-    set by ``early_stopping_rounds`` and by an early-stopping callback in ``callbacks=``, and
-    after ``init_model`` it counts the init model's trees too (as LightGBM does).
+    The package adds: ``sglb=SGLB(...)`` (``booster_`` then predicts the ``c^T``-shrunk scores
+    with no package installed); ``fit(qid=...)`` instead of ``group=``; ``(X, y, qid)`` triples
+    in ``eval_set``; ``position=`` / ``propensity=`` (training on clicks, see
+    :meth:`fit`); the package's metric names in ``eval_metric`` (``"NDCG@5"``, ``"ERR@10"``,
+    ``"MRR"``, an :class:`~stochrank_objectives.eval_metric.EvalMetric`: worst-order ties);
+    :meth:`score` for scikit-learn model selection; :meth:`save_model`, :meth:`explainer`; and
+    refusals where LightGBM answers silently (no query of two documents, weights that vary
+    inside a query, +-inf features, a damaged pickle). The documented exceptions are in the
+    LightGBM guide page.
 
-    ``fit`` extras (LightGBM's ``lgb.train`` semantics):
+    With the package's objective, the booster that ``lgb.train`` returns inside ``fit`` is
+    already final (SGLB's ``c^T`` in the kept trees, objective named ``lambdarank``), so
+    ``mlflow.lightgbm.autolog()`` logs what ``predict`` uses.
 
-    * ``callbacks=``: LightGBM callbacks (functions of ``env``, with optional ``order`` and
-      ``before_iteration``), run every round after the ranker's own (its SGLB learning rate
-      and iteration, evaluation record, logging, early stopping), among themselves in
-      LightGBM's ``order``. ``lgb.early_stopping`` cuts the model to its best iteration; an
-      exception (Optuna's ``TrialPruned``) ends the fit, leaving the ranker unfitted. The
-      metric is named as in ``evals_result_``: data ``"validation_0"``, ... and metric e.g.
-      ``"NDCG@5"``. Under SGLB a callback that changes the learning rate is refused.
-    * ``init_score`` / ``eval_init_score``: LightGBM's ``init_score`` of the training and eval
-      Datasets: the objective and the eval metric see ``init_score + model``; ``booster_``
-      holds only the new trees. Under SGLB the initial score is ``F_0`` and is shrunk too:
-      ``F_T = c^T init_score + predict(X)``.
-    * ``init_model``: a fitted StochasticLGBMRanker or ``lightgbm.LGBMModel``, a
-      ``lightgbm.Booster`` or a LightGBM model file; the new trees are added to its trees
-      (``lgb.train(init_model=...)``) and the objective's iteration, which keys its noise,
-      continues from its number of trees. Under SGLB the init model's predictions are ``F_0``
-      and every tree, the init model's included, ends up multiplied by ``c^T`` (``T`` new
-      trees): ``F_T = c^T F_0 + ...``, so training 10 trees and then 10 more is the 20-tree
-      SGLB model. Not together with ``init_score`` / ``eval_init_score``: LightGBM replaces a
-      Dataset's ``init_score`` by the init model's predictions (refused with the fix).
-
-    The booster that ``lgb.train`` returns inside ``fit`` is already the final model (SGLB's
-    ``c^T`` in the kept trees, cut to the best iteration, objective named ``lambdarank``), so
-    ``mlflow.lightgbm.autolog()`` and other ``lgb.train`` patchers log what ``predict`` uses.
+    Args:
+      objective: the package objective (``grad_hess``), ``None`` (the default one), or a
+        LightGBM objective (a string or a callable, as ``LGBMRanker`` takes).
+      sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule (its ``learning_rate``
+        must equal ``learning_rate``); only with a package objective.
+      others: ``LGBMRanker``'s. Deprecated: ``eval_metric=`` here (pass it to ``fit``) and a
+        bool ``verbose`` (LightGBM's ``verbose`` is its log level; log the eval metric with
+        ``callbacks=[lgb.log_evaluation(1)]``).
     """
+
+    # scikit-learn metadata routing: qid is requested by fit and score by default, so that
+    # GridSearchCV(..., cv=GroupKFold()).fit(X, y, qid=qid, groups=qid) routes it.
+    __metadata_request__fit = {"qid": True, "sample_weight": True, "position": True}
+    __metadata_request__score = {"qid": True, "sample_weight": True}
 
     _booster_name = "LightGBM"
     _categories_how = ("give the DataFrame column the pandas category dtype (LightGBM splits on "
                        "its categories)")
 
-    def _valid_booster_params(self):
-        return lightgbm_parameter_names()
+    # LGBMRanker.__init__ is keyword-only and scikit-learn reads the parameter names from the
+    # signature, so the native signature is repeated (as lightgbm.dask.DaskLGBMRanker does)
+    def __init__(self, objective: Any = None, *, sglb: Any = None, boosting_type: str = "gbdt",
+                 num_leaves: int = 31, max_depth: int = -1, learning_rate: float = 0.1,
+                 n_estimators: int = 100, subsample_for_bin: int = 200000,
+                 class_weight: Any = None, min_split_gain: float = 0.0,
+                 min_child_weight: float = 1e-3, min_child_samples: int = 20,
+                 subsample: float = 1.0, subsample_freq: int = 0,
+                 colsample_bytree: float = 1.0, reg_alpha: float = 0.0,
+                 reg_lambda: float = 0.0, random_state: Any = None, n_jobs: int | None = None,
+                 importance_type: str = "split", **kwargs: Any) -> None:
+        self.sglb = sglb
+        super().__init__(
+            boosting_type=boosting_type, num_leaves=num_leaves, max_depth=max_depth,
+            learning_rate=learning_rate, n_estimators=n_estimators,
+            subsample_for_bin=subsample_for_bin, objective=objective, class_weight=class_weight,
+            min_split_gain=min_split_gain, min_child_weight=min_child_weight,
+            min_child_samples=min_child_samples, subsample=subsample,
+            subsample_freq=subsample_freq, colsample_bytree=colsample_bytree,
+            reg_alpha=reg_alpha, reg_lambda=reg_lambda, random_state=random_state,
+            n_jobs=n_jobs, importance_type=importance_type, **kwargs)
 
-    _fit_supports = frozenset({"init_score", "callbacks"})
+    def set_params(self, **params: Any) -> StochasticLGBMRanker:
+        """``LGBMRanker.set_params``, plus the nested ``objective__*`` / ``sglb__*`` parameters
+        of scikit-learn (``objective__top=10``; on ``objective=None`` it first sets
+        :func:`default_objective`; ``sglb__*`` needs an SGLB set)."""
+        nested = {k: v for k, v in params.items() if "__" in k}
+        if any(k.startswith("objective__") for k in nested) and self.objective is None:
+            super().set_params(objective=default_objective())
+        if any(k.startswith("sglb__") for k in nested) and self.sglb is None:
+            raise ValueError("sglb__* parameters need an SGLB schedule: pass sglb=SGLB(...) "
+                             "(or set_params(sglb=SGLB(...))) first")
+        super().set_params(**{k: v for k, v in params.items() if k not in nested})
+        if nested:
+            from sklearn.base import BaseEstimator
 
-    def _check_init_model(self, init_model, n_features: int):
-        """``init_model`` as a ``lightgbm.Booster`` (``None``: a new model): a fitted
-        StochasticLGBMRanker or ``lightgbm.LGBMModel`` (their ``booster_``), a Booster, or a
-        LightGBM model file."""
-        if init_model is None:
-            return None
-        if isinstance(init_model, (StochasticLGBMRanker, lgb.LGBMModel)):
-            try:  # LightGBM's LGBMNotFittedError is an AttributeError too
-                booster = init_model.booster_
-            except AttributeError:
-                raise ValueError(f"init_model: this {type(init_model).__name__} is not fitted "
-                                 "yet: fit it first, or pass init_model=None") from None
-        elif isinstance(init_model, lgb.Booster):
-            booster = init_model
-        elif isinstance(init_model, (str, os.PathLike)):
-            if not os.path.isfile(init_model):
-                raise FileNotFoundError(f"init_model: no model file at {os.fspath(init_model)!r} "
-                                        "(save one with ranker.save_model(path) or "
-                                        "booster.save_model(path))")
-            booster = lgb.Booster(model_file=os.fspath(init_model))
+            BaseEstimator.set_params(self, **nested)
+        return self
+
+    # -- the objective handed over (below LightGBM's public API: lightgbm 4.7.0) -------------
+    def _process_params(self, stage: str) -> dict:
+        """``LGBMModel._process_params`` (lightgbm 4.7.0, private), which builds the parameters
+        of ``lgb.train`` (``stage="fit"``) and of ``Booster.predict`` from ``get_params()``:
+        without the package's own names, with the package objective's adapter as LightGBM's
+        objective, and LightGBM's early stopping moved inside the adapter's callbacks (so that
+        the booster ``lgb.train`` returns is final)."""
+        params = super()._process_params(stage)
+        for name in [n for n in params if "__" in n] + ["sglb", "eval_metric"]:
+            params.pop(name, None)
+        if isinstance(params.get("verbose"), bool):
+            params.pop("verbose")  # the deprecated logging period (see fit)
+        if not callable(getattr(params.get("objective"), "grad_hess", None)):
+            return params
+        if stage == "predict" or _FIT.adapter is None:
+            params["objective"] = "None"  # as LightGBM predicts with a callable objective
+            return params
+        params["objective"] = _FIT.adapter  # lgb.train calls it as (preds, train_data)
+        if _FIT.metric_none:
+            params["metric"] = "None"
+        # lgb.train would add its early stopping after our callbacks, where the booster it
+        # returns could not be made final: the same callback, among the user's
+        params = _choose_param_value("early_stopping_round", params, None)
+        rounds = params.pop("early_stopping_round")
+        if rounds is not None and lgb.callback._should_enable_early_stopping(rounds):
+            verbosity = _choose_param_value("verbosity", dict(params), 1)["verbosity"]
+            assert _FIT.callbacks is not None  # set with the adapter, by fit
+            _FIT.callbacks.user.append(lgb.early_stopping(
+                rounds, first_metric_only=params.get("first_metric_only", False),
+                min_delta=params.get("early_stopping_min_delta", 0.0), verbose=verbosity > 0))
+        return params
+
+    # -- fit / predict / score ---------------------------------------------------------------
+    def fit(  # type: ignore[override]  # LGBMRanker.fit's arguments, then qid=, ...
+            self, X, y, sample_weight=None, init_score=None, group=None, eval_set=None,
+            eval_names=None, eval_sample_weight=None, eval_init_score=None, eval_group=None,
+            eval_metric=None, eval_at=(1, 2, 3, 4, 5), feature_name="auto",
+            categorical_feature="auto", callbacks=None, init_model=None, *, eval_X=None,
+            eval_y=None, qid=None, position=None, propensity=None) -> StochasticLGBMRanker:
+        """``LGBMRanker.fit``, with the package's additions.
+
+        Example::
+
+            ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv, qid_v)], eval_metric="NDCG@5")
+
+        Every argument is ``LGBMRanker.fit``'s, with its meaning. Beside them:
+
+        Args:
+          qid: one query id per row (the rows of a query contiguous), instead of ``group``.
+          eval_set: also ``(X, y, qid)`` triples (then no ``eval_group`` entry is needed),
+            named ``validation_0``, ``validation_1``, ... in ``evals_result_`` unless
+            ``eval_names`` is given (LightGBM's forms: ``valid_0``, ...).
+          eval_metric: also the package's metric names (``"NDCG@5"``, ``"ERR@10"``, ``"MRR"``:
+            names with a capital letter) or EvalMetric objects, evaluated with worst-order
+            ties, beside LightGBM's metric (``metric="None"`` turns that off).
+          sample_weight / eval_sample_weight: query weights, one per row (equal within a
+            query: LightGBM reads a query's first row) or one per query.
+          position: training on clicks: ``y`` holds clicks (0/1 or click-through rates) and
+            ``position`` each row's 0-based display position; the ranker trains on the IPS
+            labels ``y / max(theta_position, clip)``
+            (:func:`~stochrank_objectives.clicks.ips_labels`). Eval sets are used as given.
+          propensity: ``theta_k`` per position ``k``; ``None`` with ``position`` = estimated
+            by regression-EM from the same clicks (or a
+            :class:`~stochrank_objectives.clicks.RegressionEM` of its settings). Fitted:
+            ``propensities_``.
+
+        Refused with the argument and the fix (LightGBM would train on them silently): no
+        query of two documents, negative labels, weights that vary inside a query or are all
+        0, +-inf features, ``init_score`` together with ``init_model`` (LightGBM replaces the
+        Dataset's init_score by the init model's predictions), an ``init_model`` of another
+        type, early stopping on an eval set whose every query is flat.
+        """
+        X, n_rows, n_cols = as_matrix(X, "X")
+        categorical = category_columns(X)
+        check_feature_values(X, "X", categorical, self._categories_how)
+        labels = as_float_array(y, "y", n_rows)
+        if np.any(labels < 0):
+            raise ValueError("y must be non-negative relevance labels")
+        offsets = query_offsets(n_rows, qid, group, "fit")
+        labels, propensities = click_labels(X, labels, position, propensity)
+        check_training_queries(labels, offsets)
+        train = GroupedData(labels, offsets, weights=sample_weight, init_scores=init_score,
+                            names=_TRAIN_NAMES)
+        evals, eval_X, eval_y, eval_group, eval_sample_weight, eval_names = self._eval_sets(
+            eval_set, eval_X, eval_y, eval_group, eval_sample_weight, eval_names, n_cols,
+            categorical)
+        if eval_X is not None:
+            eval_set = None
+        self._check_init_model(init_model, init_score, eval_init_score)
+        adapter, user_callbacks, metrics = self._package_settings(eval_metric, callbacks)
+        if self._stopping_rounds_given():
+            for i, (lab, off) in enumerate(evals):
+                check_eval_queries(lab, off, f"eval_set[{i}]", True)
         else:
-            raise TypeError("init_model must be a fitted StochasticLGBMRanker, a fitted "
-                            "lightgbm.LGBMModel, a lightgbm.Booster or the path of a LightGBM "
-                            f"model file, got {type(init_model).__name__}")
-        if booster.num_feature() != n_features:
-            raise ValueError(f"init_model has {booster.num_feature()} features, X has "
-                             f"{n_features}: continue training on the features it was trained "
-                             "on")
-        if booster.num_model_per_iteration() != 1:
-            raise ValueError(f"init_model has {booster.num_model_per_iteration()} trees per "
-                             "iteration (a multi-class model): a ranker continues a model of "
-                             "one score per document")
-        return booster
+            for i, (lab, off) in enumerate(evals):
+                check_eval_queries(lab, off, f"eval_set[{i}]", False)
+        if adapter is None:
+            callbacks = user_callbacks
+        else:
+            state = _RankerCallbacks(adapter, user_callbacks)
+            callbacks = state.callbacks()
+        previous = (_FIT.adapter, _FIT.callbacks, _FIT.metric_none)
+        _FIT.adapter = adapter
+        _FIT.callbacks = None if adapter is None else state
+        _FIT.metric_none = adapter is not None and self._metric_none(labels)
+        self._objective = self.objective if adapter is None else adapter.objective
+        try:
+            with sigints_recorded() as sigints:
+                super().fit(
+                    X, labels, sample_weight=train.document_weights(),
+                    init_score=train.init_scores, group=train.sizes, eval_set=eval_set,
+                    eval_names=eval_names, eval_sample_weight=eval_sample_weight,
+                    eval_init_score=eval_init_score, eval_group=eval_group, eval_metric=metrics,
+                    eval_at=eval_at, feature_name=feature_name,
+                    categorical_feature=categorical_feature, callbacks=callbacks,
+                    init_model=init_model, eval_X=eval_X, eval_y=eval_y)
+            if sigints:  # a KeyboardInterrupt something swallowed (see _interrupts)
+                raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
+                                        "compiled a kernel): the model may be incomplete")
+        except BaseException:
+            # never half-updated (LightGBM would keep the old booster beside the new data's
+            # n_features_in_): a failed fit leaves the ranker unfitted
+            self.fitted_, self._Booster = False, None
+            raise
+        finally:
+            _FIT.adapter, _FIT.callbacks, _FIT.metric_none = previous
+        self._fitted_categorical = categorical  # the columns predict leaves to LightGBM too
+        self._fitted_names = column_names(X)
+        if propensities is not None:
+            self.propensities_ = propensities
+        elif hasattr(self, "propensities_"):
+            del self.propensities_
+        return self
 
-    def _check_callbacks(self, callbacks) -> list:
-        """The user's LightGBM callbacks (functions of ``env``) as a list."""
-        callbacks = super()._check_callbacks(callbacks)
+    def _package_settings(self, eval_metric, callbacks):
+        """``(adapter or None, the user's callbacks, eval_metric for LightGBM)``: the package
+        objective's adapter, and the deprecated constructor forms resolved."""
+        objective = self.objective
+        sglb = check_sglb(self.sglb)
+        if objective is None:
+            objective = default_objective()
+        elif isinstance(objective, str) or (callable(objective)
+                                            and not hasattr(objective, "grad_hess")):
+            objective = None  # LightGBM's own objective, trained as LGBMRanker does
+        else:
+            check_objective(objective)
+        if sglb is not None:
+            if objective is None:
+                raise ValueError(f"sglb needs one of this package's objectives, not "
+                                 f"objective={self.objective!r}: pass objective=None (the "
+                                 "default StochasticRank) or a package objective")
+            sglb.check_learning_rate(float(self.learning_rate))
+        if callbacks is not None and not isinstance(callbacks, (list, tuple)):
+            raise TypeError(f"callbacks must be a list of LightGBM callbacks, got "
+                            f"{type(callbacks).__name__}")
+        callbacks = list(callbacks or [])
         for i, cb in enumerate(callbacks):
             if not callable(cb):
                 raise TypeError(f"callbacks[{i}] is a {type(cb).__name__}, not a LightGBM "
                                 "callback: pass functions of env (lightgbm.CallbackEnv), such "
                                 "as lgb.early_stopping(10) or lgb.log_evaluation(1)")
-        return callbacks
+        verbose = self._other_params.get("verbose")
+        if isinstance(verbose, bool):
+            warnings.warn("verbose=True/False (the eval log) is deprecated: LightGBM's verbose "
+                          "is its log level (verbose=-1 silent); log the eval metric with "
+                          "callbacks=[lightgbm.log_evaluation(1)]", DeprecationWarning,
+                          stacklevel=3)
+            if verbose:
+                callbacks.append(lgb.log_evaluation(1))
+        metrics = eval_metric if isinstance(eval_metric, list) else (
+            [] if eval_metric is None else [eval_metric])
+        own = self._other_params.get("eval_metric")
+        if own is not None:
+            if not (isinstance(own, (str, EvalMetric)) or callable(own)):
+                raise TypeError(f"eval_metric must be None, a string like 'NDCG@5' or an "
+                                f"EvalMetric, got {type(own).__name__}")
+            warnings.warn("StochasticLGBMRanker(eval_metric=...) is deprecated: pass it to fit, "
+                          "ranker.fit(..., eval_metric='NDCG@5') (with metric='None' to leave "
+                          "out LightGBM's ndcg@k)", DeprecationWarning, stacklevel=3)
+            metrics = [*metrics, own]
+        metrics = [_as_lightgbm_metric(m) for m in metrics] or None
+        adapter = None if objective is None else LGBMObjective(objective, sglb=sglb)
+        return adapter, callbacks, metrics
 
-    def _fit_booster(self, X, train_data, evals, s):
-        init_model = s.init_model
-        if init_model is not None and (train_data.init_scores is not None or any(
-                data.init_scores is not None for _, data in evals)):
+    def _metric_none(self, labels) -> bool:
+        """Whether LightGBM's default ndcg is left out (no LightGBM ``metric`` set): with the
+        deprecated constructor ``eval_metric`` (as it was: the one metric logged and watched),
+        and for labels LightGBM's ndcg refuses (not integers below 31, e.g. IPS labels of
+        clicks), which the package's objectives train on."""
+        if any(alias in self._other_params for alias in _ConfigAliases.get("metric")):
+            return False
+        return (self._other_params.get("eval_metric") is not None
+                or not np.array_equal(labels, np.round(labels)) or labels.max() >= 31)
+
+    def _stopping_rounds_given(self):
+        given = _choose_param_value("early_stopping_round", dict(self._other_params), None)
+        return given["early_stopping_round"]
+
+    def _eval_sets(self, eval_set, eval_X, eval_y, eval_group, eval_sample_weight, eval_names,
+                   n_cols, categorical):
+        """The eval sets checked as the training data is, ``(X, y, qid)`` triples turned into
+        LightGBM's ``eval_X`` / ``eval_y`` / ``eval_group`` (named ``validation_0``, ... unless
+        ``eval_names`` says otherwise). Returns ``(labels and offsets per set, eval_X, eval_y,
+        eval_group, eval_sample_weight, eval_names)``; a malformed combination is left to
+        LightGBM's own errors."""
+        if isinstance(eval_set, list) and any(isinstance(e, (tuple, list)) and len(e) == 3
+                                              for e in eval_set):
+            if eval_X is not None or eval_y is not None:
+                raise ValueError("pass eval_set or eval_X and eval_y, not both")
+            groups = list(eval_group) if eval_group is not None else [None] * len(eval_set)
+            if len(groups) != len(eval_set):
+                raise ValueError(f"eval_group has {len(groups)} entries, eval_set "
+                                 f"{len(eval_set)}")
+            for i, item in enumerate(eval_set):
+                if len(item) == 3:
+                    sizes = np.diff(query_offsets(len(item[1]), item[2], None,
+                                                  f"eval_set[{i}]"))
+                    groups[i] = sizes
+                elif len(item) != 2:
+                    raise TypeError(f"eval_set[{i}] must be an (X, y) pair or an (X, y, qid) "
+                                    f"triple, got {len(item)} items")
+            if eval_names is None:  # the package's form keeps the package's names
+                eval_names = [f"validation_{i}" for i in range(len(eval_set))]
+            eval_X = tuple(item[0] for item in eval_set)
+            eval_y = tuple(item[1] for item in eval_set)
+            eval_group = groups
+        if eval_X is not None and eval_y is not None:
+            sets = (list(zip(eval_X, eval_y)) if isinstance(eval_X, tuple)
+                    and isinstance(eval_y, tuple) else [(eval_X, eval_y)])
+        elif eval_set is not None:
+            sets = [eval_set] if isinstance(eval_set, tuple) else list(eval_set)
+        else:
+            return [], eval_X, eval_y, eval_group, eval_sample_weight, eval_names
+        if eval_group is None or len(eval_group) != len(sets):
+            return [], eval_X, eval_y, eval_group, eval_sample_weight, eval_names
+        evals = []
+        # LightGBM reads these by position and ignores extra entries: refuse a wrong count
+        if eval_sample_weight is not None:
+            per_eval_set(eval_sample_weight, "eval_sample_weight", len(sets))
+        weights = list(eval_sample_weight) if isinstance(eval_sample_weight, list) else None
+        for i, ((Xi, yi), gi) in enumerate(zip(sets, eval_group)):
+            Xi, ni, ci = as_matrix(Xi, f"eval_set[{i}] X")
+            if ci != n_cols:
+                raise ValueError(f"eval_set[{i}] X has {ci} features, X has {n_cols}")
+            check_feature_values(Xi, f"eval_set[{i}] X", categorical, self._categories_how)
+            labels = as_float_array(yi, f"eval_set[{i}] y", ni)
+            offsets = query_offsets(ni, None, gi, f"eval_set[{i}]")
+            if weights is not None and i < len(weights) and weights[i] is not None:
+                weights[i] = document_weights(query_weights(
+                    weights[i], offsets, f"eval_sample_weight[{i}]"), offsets)
+            evals.append((labels, offsets))
+        return evals, eval_X, eval_y, eval_group, (eval_sample_weight if weights is None
+                                                   else weights), eval_names
+
+    @staticmethod
+    def _check_init_model(init_model, init_score, eval_init_score) -> None:
+        """The init models LightGBM takes (it ignores any other type silently), not with
+        ``init_score`` (which ``lgb.train`` would replace by the init model's predictions)."""
+        if init_model is None:
+            return
+        if not isinstance(init_model, (str, os.PathLike, lgb.Booster, lgb.LGBMModel)):
+            raise TypeError("init_model must be a fitted StochasticLGBMRanker, a fitted "
+                            "lightgbm.LGBMModel, a lightgbm.Booster or the path of a LightGBM "
+                            f"model file, got {type(init_model).__name__}")
+        if init_score is not None or (eval_init_score is not None and any(
+                s is not None for s in eval_init_score)):
             raise ValueError(
                 "init_score / eval_init_score and init_model cannot be used together with "
                 "LightGBM: lgb.train(init_model=...) replaces a Dataset's init_score by the init "
                 "model's predictions, so the objective would not see init_score + model. Pass "
                 "init_score=first_stage + init_model.predict(X) (and the same for the eval sets) "
                 "without init_model, or init_model without init_score")
-        if init_model is not None and s.sglb is not None and \
-                "is_linear=1" in init_model.model_to_string():
-            raise ValueError("init_model has linear trees (linear_tree=True): SGLB's final "
-                             "c^T cannot be baked into their leaves; continue a model of plain "
-                             "trees, or train without sglb")
-        adapter = LGBMObjective(s.objective, sglb=s.sglb)
-        params = {"objective": adapter, "learning_rate": s.learning_rate, "verbose": -1,
-                  "metric": "None"}
-        if s.random_state is not None:
-            params["seed"] = s.random_state
-        if s.n_jobs is not None:
-            params["num_threads"] = s.n_jobs
-        params.update(s.params)
-        feature_name = "auto" if getattr(self, "feature_names_in_", None) is None else [
-            str(name) for name in self.feature_names_in_]
-        train = lightgbm_dataset(X, train_data, feature_name=feature_name)
-        valid = [lightgbm_dataset(Xi, data, reference=train) for Xi, data in evals]
-        names = [f"validation_{i}" for i in range(len(evals))]
-        m = s.eval_metric
-        metric = LGBMMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
-        history = {}
-        after = [lgb.record_evaluation(history)]
-        if evals and s.verbose:
-            after.append(lgb.log_evaluation(s.verbose))
-        if s.early_stopping_rounds is not None:
-            after.append(_LastSetEarlyStopping(s.early_stopping_rounds, names[-1], metric.name))
-        callbacks = _RankerCallbacks(adapter, [adapter.callback()], after, s.callbacks)
-        # the booster lgb.train returns is final (see _RankerCallbacks): SGLB's c^T, the
-        # objective's name, cut to the best iteration
-        booster = lgb.train(params, train, num_boost_round=s.n_estimators, valid_sets=valid,
-                            valid_names=names, feval=metric if evals else None,
-                            init_model=init_model, callbacks=callbacks.callbacks())
-        if booster.best_iteration > 0:  # early stopping, the ranker's or a user callback's
-            self.best_iteration_ = booster.best_iteration - 1
-        self.evals_result_ = {name: dict(values) for name, values in history.items()}
-        # a model without the Python objective: what a user saves and reloads
-        self.booster_ = lgb.Booster(model_str=booster.model_to_string())
 
-    def _predict_raw(self, X):
-        return self.booster_.predict(X, raw_score=True)
+    def predict(self, X, raw_score=False, start_iteration=0, num_iteration=None,
+                pred_leaf=False, pred_contrib=False, validate_features=False, **kwargs):
+        """``LGBMRanker.predict``; +-inf features and DataFrame columns other than the fitted
+        ones are refused (LightGBM would score them silently)."""
+        if self.__sklearn_is_fitted__():
+            X, _, _ = as_matrix(X, "X")
+            names, fitted = column_names(X), getattr(self, "_fitted_names", None)
+            if names is not None and fitted is not None and not np.array_equal(names, fitted):
+                raise ValueError(f"feature_names mismatch: X has columns {list(names)}, the "
+                                 f"ranker was fitted with {list(fitted)}")
+            check_feature_values(X, "X", getattr(self, "_fitted_categorical", frozenset()),
+                                 self._categories_how)
+        return super().predict(X, raw_score=raw_score, start_iteration=start_iteration,
+                               num_iteration=num_iteration, pred_leaf=pred_leaf,
+                               pred_contrib=pred_contrib, validate_features=validate_features,
+                               **kwargs)
 
-    def _importances(self):
-        return self.booster_.feature_importance(importance_type="split")
+    def score(self, X, y, *, qid=None, group=None, sample_weight=None) -> float:
+        """Mean over queries of the objective's metric with worst-order ties (e.g. NDCG@5;
+        for a LightGBM objective the default objective's NDCG@5), weighted by
+        ``sample_weight`` (query weights): higher is better, as scikit-learn wants."""
+        scores = np.asarray(self.predict(X), dtype=np.float64)
+        labels = as_float_array(y, "y", scores.shape[0])
+        offsets = query_offsets(scores.shape[0], qid, group, "score")
+        if sample_weight is not None:
+            sample_weight = query_weights(sample_weight, offsets, "sample_weight")
+        objective: Any = self.objective_
+        if not hasattr(objective, "grad_hess"):
+            objective = default_objective()
+        return objective_metric(objective).value(scores, labels, offsets, sample_weight)
+
+    def save_model(self, fname) -> None:
+        """``booster_.save_model(fname)``; a path that cannot be written raises the matching
+        ``OSError`` (``IsADirectoryError``, ``FileNotFoundError``, ``NotADirectoryError``,
+        ``PermissionError``) naming it and the fix, LightGBM's error as the ``__cause__``."""
+        save_booster(self.booster_, fname, self._booster_name)
+
+    def explainer(self, data: Any = None, **kwargs: Any) -> Any:
+        """``shap.TreeExplainer(self.booster_, data, **kwargs)`` (``feature_names`` from the
+        fitted DataFrame's columns). ``shap.TreeExplainer(ranker)`` works as well: SHAP
+        recognises an ``LGBMRanker``. Each row's base value plus its SHAP values equals
+        :meth:`predict` (under SGLB ``c^T`` is in the trees)."""
+        booster = self.booster_
+        try:
+            import shap
+        except ImportError as exc:
+            raise ImportError(f"{type(self).__name__}.explainer needs SHAP: pip install shap "
+                              "(it is shap.TreeExplainer(ranker.booster_))") from exc
+        names = getattr(self, "_fitted_names", None)
+        if names is not None and "feature_names" not in kwargs:
+            kwargs["feature_names"] = [str(name) for name in names]
+        return shap.TreeExplainer(booster, data, **kwargs)
+
+    # -- pickling: the booster travels as its own pickle with a checksum --------------------
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        if state.get("_Booster") is not None:
+            state = dict(state)
+            state["booster_"] = state.pop("_Booster")
+        return packed_state(state, self._booster_name)
+
+    def __setstate__(self, state: dict) -> None:
+        state = unpacked_state(state, type(self).__name__)
+        if "booster_" in state:
+            state = dict(state)
+            state["_Booster"] = state.pop("booster_")
+        super().__setstate__(state)

@@ -12,12 +12,13 @@ learner thinks it is ``reg:squarederror`` while it trains and would report (and 
 ``rmse``. Evaluate with :class:`XGBMetric` (``custom_metric=XGBMetric("NDCG", 5), maximize=True``).
 The callback then names the objective ``rank:pairwise`` (same link and predictions) for servers.
 
-``XGBRanker`` refuses callable objectives, so :class:`StochasticXGBRanker` is the
-scikit-learn ranker of this package (the same shape as the LightGBM and CatBoost rankers)::
+``XGBRanker`` refuses callable objectives; :class:`StochasticXGBRanker` is an ``XGBRanker``
+that trains with this package's objective (XGBRanker's arguments, attributes and methods, the
+package's objective, metrics, SGLB and checks on top)::
 
     ranker = StochasticXGBRanker(StochasticRank(top=5), n_estimators=200, max_depth=6,
                                  eval_metric="NDCG@5", early_stopping_rounds=20)
-    ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv, qid_v)]).predict(Xt)
+    ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qid_v]).predict(Xt)
 
 SGLB (see :mod:`stochrank_objectives.sglb`) runs through the adapter's callback: it sets tree
 t's learning rate to ``lr * c^-(t+1)`` in ``before_iteration`` (XGBoost's own
@@ -66,7 +67,7 @@ and ``dtrain.set_weight(per_query)``. :class:`StochasticXGBRanker` takes either 
 from . import _objective
 from ._metric import XGBMetric
 from ._objective import XGBObjective
-from ._ranker import StochasticXGBRanker, xgboost_parameter_names  # noqa: F401 (tests, tools)
+from ._ranker import StochasticXGBRanker
 
 __all__ = ["XGBObjective", "XGBMetric", "StochasticXGBRanker", "DEFAULT_PARAMS"]
 

@@ -1,96 +1,90 @@
-"""``StochasticXGBRanker``: the package's scikit-learn ranker on ``xgb.train``, its one builder of
-the training and evaluation matrices, and the booster's parameter names."""
+"""``StochasticXGBRanker``: ``xgboost.XGBRanker`` trained with one of this package's objectives.
+
+The native ranker does the work (parameters, matrices, eval sets, early stopping, callbacks,
+model files, attributes); this module adds what only the package does: the objective inside
+XGBoost's training loop, its eval metrics, SGLB, ``(X, y, qid)`` eval triples, clicks, and the
+refusals of inputs XGBoost would train on silently.
+"""
 
 from __future__ import annotations
 
-import functools
-import json
 import os
+import warnings
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import scipy.sparse
+from numpy.typing import ArrayLike
 import xgboost as xgb
+from sklearn.base import BaseEstimator
 
-from ...groups import GroupedData
-from ...kernels import sigint_deferred
-from ...sglb import SGLB
+from ...groups import GroupedData, as_float_array, query_weights
+from .._common import EvalMetric, check_objective, check_sglb, objective_metric
+from .._interrupts import sigints_recorded
 from .._ranker import StochasticRankerBase
-from .._ranker_inputs import category_columns
+from .._ranker_files import packed_state, save_booster, unpacked_state
+from .._ranker_inputs import (
+    as_matrix,
+    category_columns,
+    check_eval_queries,
+    check_feature_values,
+    check_training_queries,
+    click_labels,
+    per_eval_set,
+    query_offsets,
+)
+from .._ranker_settings import default_objective
+from .._serving import XGBOOST_RANKING_OBJECTIVE
 from ._metric import XGBMetric
-from ._objective import DEFAULT_PARAMS, XGBObjective
+from ._objective import XGBObjective
 
-__all__ = ["StochasticXGBRanker", "xgboost_parameter_names"]
+__all__ = ["StochasticXGBRanker"]
 
+#: the xgboost versions whose private ``XGBModel._configure_fit`` this module overrides
+TESTED_XGBOOST = ("3.2",)
 
-def _string_keys(config, names: set) -> set:
-    # the parameters are the string-valued entries of the JSON config, at any depth
-    items = config.items() if isinstance(config, dict) else enumerate(config)
-    for key, value in items:
-        if isinstance(value, str) and isinstance(key, str):
-            names.add(key)
-        elif isinstance(value, (dict, list)):
-            _string_keys(value, names)
-    return names
+_CATEGORIES_HOW = ("give the DataFrame column the pandas category dtype and pass "
+                   "enable_categorical=True")
 
+#: XGBoost's lambdarank parameters and their defaults (xgboost 3.2 parameter docs): they
+#: shape XGBoost's own rank:* gradients, so they have no effect with a package objective
+_LAMBDARANK_DEFAULTS = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_per_sample": None,
+                        "lambdarank_normalization": True, "lambdarank_score_normalization": True,
+                        "lambdarank_unbiased": False, "lambdarank_bias_norm": 1.0,
+                        "ndcg_exp_gain": True}
 
-@functools.lru_cache(maxsize=1)
-def xgboost_parameter_names() -> frozenset:
-    """Every training parameter name XGBoost knows, read from the JSON configuration
-    (``Booster.save_config``) of each kind of booster and tree method on a 4-row matrix.
+#: the package's fit names of the previous ranker -> XGBRanker's own
+_OLD_FIT_NAMES = {"init_score": "base_margin", "eval_init_score": "base_margin_eval_set",
+                  "init_model": "xgb_model", "eval_sample_weight": "sample_weight_eval_set"}
 
-    The boosters are built, not trained (the same configuration as ``xgb.train(params, data,
-    0)``), so that loggers which patch ``xgb.train`` (MLflow's autolog) see no model from it.
-    """
-    data = xgb.DMatrix(np.arange(8.0).reshape(4, 2), np.arange(4.0))
-    names: set = set()
-    for params in ({"tree_method": "hist"}, {"tree_method": "approx"}, {"tree_method": "exact"},
-                   {"booster": "dart"}, {"booster": "gblinear", "updater": "coord_descent"}):
-        booster = xgb.Booster(dict(params, nthread=1), [data])
-        _string_keys(json.loads(booster.save_config()), names)
-    return frozenset(names)
+#: how the messages name the training data's fields (XGBRanker.fit's names)
+_TRAIN_NAMES = {"labels": "y", "weights": "sample_weight", "init_scores": "base_margin"}
 
 
-class _EarlyStopping(xgb.callback.EarlyStopping):
-    """XGBoost's early stopping (``save_best``: ``after_training`` cuts the model to the best
-    round) that stops at the next ``before_iteration`` instead of in ``after_iteration``: the
-    callbacks after it (the user's, a logger's) still see the round that decided the stop. No
-    tree is added in between: XGBoost asks ``before_iteration`` before it trains a tree."""
-
-    _stop = False
-
-    def before_iteration(self, model, epoch, evals_log) -> bool:
-        return self._stop
-
-    def after_iteration(self, model, epoch, evals_log) -> bool:
-        self._stop = super().after_iteration(model, epoch, evals_log)
-        return False
+def _is_package_objective(objective) -> bool:
+    return not isinstance(objective, str)  # None = the package's default objective
 
 
-def _check_init_columns(trained: list, names) -> None:
-    """Refuse continuing a model trained on named columns with other columns (``names``: those
-    of ``X``, None for an array); XGBoost would refuse them with a longer message."""
-    if not trained or names == trained:
-        return
-    if names is None:
-        raise ValueError(f"init_model was trained on named columns ({trained[0]!r}, ...), X "
-                         "has no column names: fit on a DataFrame with the same columns")
-    i = next(i for i, (a, b) in enumerate(zip(trained, names)) if a != b)
-    raise ValueError(f"init_model was trained on other columns: column {i} is {trained[i]!r} "
-                     f"there, {names[i]!r} in X; continue training on the same columns")
+def _is_package_metric(metric) -> bool:
+    """``EvalMetric`` objects and names with a capital (``"NDCG@5"``, ``"MRR"``) are the
+    package's; XGBoost's metric names are lower case (``"ndcg@5"``, ``"map"``)."""
+    return isinstance(metric, EvalMetric) or (isinstance(metric, str) and metric != metric.lower())
 
 
 def _qid(offsets) -> np.ndarray:
+    """Sorted query ids ``0, 1, ...`` (XGBoost wants them non-decreasing) from offsets."""
     return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
 
 
-def _uses_histograms(params: dict) -> bool:
-    """Whether the booster trains on quantised histograms only (gbtree/dart with ``hist``,
-    XGBoost's default tree method), so a ``QuantileDMatrix`` can replace the ``DMatrix``."""
-    return (params.get("booster", "gbtree") in ("gbtree", "dart")
-            and params.get("tree_method", "hist") in ("hist", "auto"))
-
-
-_PREDICT_BLOCK_ROWS = 1 << 16  #: rows of a sparse X densified at a time by predict
+def _qid_column(X, qid):
+    """``(X, qid)`` with XGBRanker's ``qid`` column of a DataFrame taken out of ``X``."""
+    columns = getattr(X, "columns", None)
+    if columns is None or "qid" not in list(columns):
+        return X, qid
+    if qid is not None:
+        raise ValueError("X has a 'qid' column and qid= is given too: pass one of them")
+    return X.drop(columns="qid"), X["qid"].to_numpy()
 
 
 def _dense(X):
@@ -100,234 +94,482 @@ def _dense(X):
     return X.astype(np.float32).toarray() if scipy.sparse.issparse(X) else X
 
 
-def _training_matrices(X, train: GroupedData, evals, params, names, enable_categorical=False):
-    """The training and evaluation matrices of ``StochasticXGBRanker.fit``: one builder puts
-    what each :class:`~stochrank_objectives.groups.GroupedData` carries into its matrix --
-    labels, query ids, query weights (one per group, XGBoost's ranking convention) and initial
-    scores (``base_margin``).
+class _TrainWithObjective(xgb.callback.TrainingCallback):
+    """Trains XGBRanker's booster with the package's objective.
 
-    With histograms (the default), ``QuantileDMatrix``: the features are quantised straight
-    into bins, as ``XGBRanker`` does. A ``DMatrix`` would keep a copy of them in XGBoost's own
-    format for the whole fit: on 1M documents x 136 float32 features (0.5 GiB) it added 1.5 GiB
-    to the peak memory, against 0.47 GiB (``benchmarks.scale``). Sparse: see :func:`_dense`.
+    ``XGBRanker.fit`` calls ``xgboost.train`` without ``obj=`` (xgboost 3.2), and ``train``
+    asks ``model.update(dtrain, iteration, fobj)`` for every tree. ``before_training`` shadows
+    that method on this one training's Booster with one that passes the adapter as ``fobj``
+    (public ``Booster.update``: predict the margins, call the objective, ``boost``);
+    ``after_training`` removes it, so the fitted booster is a plain one (pickles, copies).
     """
-    common = {"feature_names": names, "enable_categorical": enable_categorical}
-    if _uses_histograms(params):
-        common.update({key: params[key] for key in ("max_bin", "nthread") if key in params})
-    matrix = xgb.QuantileDMatrix if _uses_histograms(params) else xgb.DMatrix
 
-    def build(X, data: GroupedData, **options):
-        return matrix(_dense(X), data.labels, qid=_qid(data.query_offsets),
-                      weight=data.weights, base_margin=data.init_scores, **options, **common)
+    def __init__(self, adapter: XGBObjective):
+        super().__init__()
+        self._adapter = adapter
 
-    dtrain = build(X, train)
-    ref = {"ref": dtrain} if matrix is xgb.QuantileDMatrix else {}
-    return dtrain, [build(Xi, data, **ref) for Xi, data in evals]
+    def before_training(self, model):
+        native = model.update
+
+        def update(dtrain, iteration, fobj=None):
+            return native(dtrain, iteration=iteration, fobj=self._adapter)
+
+        model.update = update
+        return model
+
+    def after_training(self, model):
+        vars(model).pop("update", None)
+        return model
 
 
-class StochasticXGBRanker(StochasticRankerBase):
-    """An XGBoost ranker trained with one of this package's objectives (``xgb.train`` inside).
-
-    ``XGBRanker`` refuses callable objectives; this is the package's scikit-learn ranker.
+class StochasticXGBRanker(xgb.XGBRanker):
+    """``xgboost.XGBRanker`` trained with one of this package's objectives.
 
     Example::
 
         ranker = StochasticXGBRanker(StochasticRank(metric="NDCG", top=5), max_depth=6)
         ranker.fit(X, y, qid=qid).predict(X_test)
 
-    Args: see :class:`~stochrank_objectives.adapters._ranker.StochasticRankerBase`;
-    ``**booster_params`` are XGBoost parameters (``max_depth``, ``min_child_weight``,
-    ``reg_lambda``, ``subsample``, ``tree_method``, ...). ``base_score`` defaults to 0 and
-    XGBoost's default ``rmse`` metric is disabled; ``eta``/``seed``/``nthread`` are refused in
-    favour of ``learning_rate``/``random_state``/``n_jobs``.
+    A user of ``XGBRanker`` changes the class name and keeps the code: every constructor
+    argument, ``fit`` / ``predict`` argument, fitted attribute and method is XGBRanker's, with
+    its defaults and errors (guide page "XGBoost" lists the exceptions). What differs is the
+    objective: ``objective=None`` is the package's default (``StochasticRank(metric="NDCG",
+    top=5)``), an object with ``grad_hess`` trains with it (:class:`XGBObjective` in XGBoost's
+    loop; the booster calls itself ``rank:pairwise``, the same identity link, and
+    ``base_score`` defaults to 0), and an XGBoost ``"rank:*"`` string trains XGBoost's own
+    model. The objective may come first positionally (a package extra).
 
-    ``booster_`` is the ``xgboost.Booster`` (cut to ``best_iteration_ + 1`` trees after early
-    stopping; under SGLB ``c^T`` is in its leaves), loadable with
-    ``xgb.Booster(model_file=...)`` without this package. It is the very model ``xgb.train``
-    returns: the cut and the SGLB finalisation happen inside training (XGBoost's
-    ``EarlyStopping(save_best=True)``, then the adapter's callback), so loggers that patch
-    ``xgb.train`` (``mlflow.xgboost.autolog()``) record the ranker's model. XGBoost passes
-    evaluation results through ``%f`` text, so ``evals_result_`` values are rounded to 6
-    decimals. ``feature_importances_`` is ``XGBRanker``'s default, the normalised ``"gain"``.
+    Added on top:
 
-    ``best_iteration_`` is 0-based (the index of the best round; ``best_iteration_ + 1`` trees
-    are kept), the same convention as XGBoost's own ``Booster.best_iteration``; after
-    ``init_model`` it counts the init model's trees too.
+    * ``sglb=SGLB(...)``: Langevin boosting (:mod:`stochrank_objectives.sglb`); the fitted
+      booster holds ``c^T`` in its leaves, so it predicts the final scores without this
+      package (``booster_.attr("stochrank_sglb_final_scale")`` is ``c^T``); with early
+      stopping it is cut to the best round.
+    * ``eval_metric`` takes the package's metric names beside XGBoost's (``"NDCG@5"``,
+      ``"ERR@10"``, ``"MRR"``, an :class:`~stochrank_objectives.eval_metric.EvalMetric`:
+      worst-order ties; names with a capital letter), alone or in a list with XGBoost's; one
+      is evaluated as XGBoost's custom metric and early stopping maximises it.
+      ``eval_metric=None`` with a package objective is the objective's own metric.
+    * ``fit``: ``eval_set`` items may be ``(X, y, qid)`` triples; ``qid`` needs only be
+      contiguous (not sorted); ``sample_weight`` may be one weight per row equal within each
+      query; ``position=`` / ``propensity=`` train on clicks (IPS labels); refused with an
+      error naming the argument: a fit with no query of two documents, weights that vary
+      inside a query, +-inf or non-numeric features, negative labels, early stopping on an
+      eval set whose queries are all flat.
+    * ``score(X, y, qid=...)``: the objective's metric (scikit-learn model selection);
+      ``booster_`` (= ``get_booster()``), ``best_iteration_`` (XGBoost's 0-based
+      ``best_iteration``, ``None`` without early stopping), ``objective_``,
+      ``propensities_``, :meth:`explainer`; ``save_model`` names an unwritable path in an
+      ``OSError``, and a pickle carries a checksum of its booster (a damaged one is refused
+      instead of loading a different model).
 
-    ``fit`` also takes XGBoost's own names: ``base_margin`` (= ``init_score``),
-    ``base_margin_eval_set`` (= ``eval_init_score``) and ``xgb_model`` (= ``init_model``).
+    Early stopping is XGBRanker's: the booster keeps the rounds after the best one and
+    ``predict`` uses the best ones; under SGLB the model is cut to the best round (an SGLB
+    model is not a prefix of a longer one).
 
-    * ``init_score``: XGBoost's ``base_margin`` on the training matrix (``eval_init_score`` on
-      the eval matrices): the objective and the eval metric see ``init_score + model``; the
-      fitted model holds only its trees and ``predict`` returns their output (add the first
-      stage yourself). Under SGLB the initial score is ``F_0`` and is shrunk with the rest:
-      the SGLB model is ``c^T init_score + predict(X)``, with ``c^T =
-      float(booster_.attr("stochrank_sglb_final_scale"))`` (early stopping selects the same
-      round on it: a positive scale does not change a ranking).
-    * ``init_model``: a fitted ``StochasticXGBRanker``, an ``xgboost.Booster`` or the path of a
-      saved model (not changed); ``xgb.train(xgb_model=...)`` adds ``n_estimators`` new trees to
-      its ``T0`` trees, and the objective's iteration (its noise) continues at ``T0``. The
-      init model keeps its base score (``base_score=`` is refused with it: XGBoost would
-      replace it) and its early-stopping attributes are dropped. Under SGLB the init model is
-      ``F_T0`` and the booster is brought back to ``G = F / c^T0`` first
-      (:meth:`XGBObjective.continue_from`), so all ``T0 + n`` trees count against the float32
-      limit and are scaled by ``c^(T0 + n)``: ``T0`` trees continued by ``n`` give the model
-      of ``T0 + n`` trees of one fit, to float32 rounding.
-    * ``callbacks``: ``xgboost.callback.TrainingCallback`` objects (e.g. Optuna's
-      ``XGBoostPruningCallback(trial, "validation_0-NDCG@5")``, named by the eval set and the
-      ranker's metric), run after the ranker's own every round; their ``after_training``
-      receives the final model. A callback returning ``True`` stops training (under SGLB the
-      kept trees are then finalised).
+    A scipy sparse ``X`` is densified to float32 (fit, eval sets, predict, apply), so that an
+    implicit entry is 0.0 as in the other rankers (XGBoost reads it as missing).
 
-    ``early_stopping_rounds`` is refused with ``booster="gblinear"`` (XGBoost cannot cut a
-    linear model to its best round).
-
-    A scipy sparse ``X`` (fit, eval sets, predict) is densified to float32 first, so that an
-    implicit entry is 0.0 as in the other rankers (XGBoost reads it as missing): a dense copy
-    of ``4 * n_rows * n_features`` bytes while the training matrix is built (``predict``:
-    65,536 rows at a time); for XGBoost's reading use ``xgb.train`` with :class:`XGBObjective`.
-    ``enable_categorical=True`` (passed to the matrices of fit, eval sets and predict) trains
-    on pandas category columns, with ``max_cat_to_onehot``/``max_cat_threshold`` if wanted.
+    Args:
+      objective: ``None``, an object with ``grad_hess(scores, labels, query_offsets,
+        iteration)``, or an XGBoost ``"rank:*"`` objective name.
+      sglb: optional :class:`~stochrank_objectives.sglb.SGLB` schedule (package objectives
+        only; its ``learning_rate`` must be the ranker's, XGBoost's 0.3 when unset).
+      **kwargs: ``XGBRanker``'s arguments and XGBoost parameters.
     """
 
-    _booster_name = "XGBoost"
-    _categories_how = ("give the DataFrame column the pandas category dtype and pass "
-                       "enable_categorical=True")
-    _owned_params = {"disable_default_eval_metric": "the ranker disables XGBoost's default "
-                     "metric itself; use eval_metric="}
+    # scikit-learn metadata routing: qid is requested by fit and score by default, so that
+    # GridSearchCV(..., cv=GroupKFold()).fit(X, y, qid=qid, groups=qid) routes it.
+    __metadata_request__fit = {"qid": True, "sample_weight": True, "position": True}
+    __metadata_request__score = {"qid": True, "sample_weight": True}
+    _booster_name = "XGBoost"  #: how the package's messages name the booster
 
-    def _valid_booster_params(self):
-        return xgboost_parameter_names() | {"enable_categorical"}  # a matrix option
+    def __init__(self, objective: Any = None, *, sglb: Any = None, **kwargs: Any) -> None:
+        # XGBRanker checks a string (and refuses a plain callable with its own error); the
+        # package's objects are checked at fit, as scikit-learn wants of a constructor
+        native = objective if isinstance(objective, str) or (
+            callable(objective) and not hasattr(objective, "grad_hess")) else "rank:ndcg"
+        super().__init__(objective=native, **kwargs)
+        self.objective = objective
+        self.sglb = sglb
 
-    def _categorical_columns(self, X, params):
-        return category_columns(X) if params.get("enable_categorical") else frozenset()
+    # -- parameters --------------------------------------------------------------------------
+    def set_params(self, **params: Any) -> StochasticXGBRanker:
+        """XGBRanker's ``set_params``, plus the nested ``objective__*`` / ``sglb__*``.
 
-    _fit_supports = frozenset({"init_score", "callbacks"})
-    _fit_aliases = {"base_margin": "init_score", "base_margin_eval_set": "eval_init_score",
-                    "xgb_model": "init_model"}
+        ``objective__*`` on a ranker with ``objective=None`` first materialises the default
+        objective; ``sglb__*`` needs an SGLB already set.
+        """
+        nested = {key: value for key, value in params.items()
+                  if key.partition("__")[0] in ("objective", "sglb") and "__" in key}
+        if nested:
+            if any(key.startswith("objective__") for key in nested) and self.objective is None:
+                # XGBoost types objective as its own kinds; here it holds a package objective
+                self.objective = default_objective()  # type: ignore[assignment]
+            if any(key.startswith("sglb__") for key in nested) and self.sglb is None:
+                raise ValueError("sglb__* parameters need an SGLB schedule: pass "
+                                 "sglb=SGLB(...) (or set_params(sglb=SGLB(...))) first")
+            BaseEstimator.set_params(self, **nested)
+        return super().set_params(**{k: v for k, v in params.items() if k not in nested})
 
-    def _check_init_model(self, init_model, n_features):
-        """The ``xgboost.Booster`` to continue from: a fitted ``StochasticXGBRanker``'s
-        ``booster_``, a Booster, or a saved model file (``str`` or path)."""
-        if init_model is None:
-            return None
-        if isinstance(init_model, StochasticXGBRanker):
-            if not hasattr(init_model, "booster_"):
-                raise ValueError("init_model is a StochasticXGBRanker that is not fitted yet: "
-                                 "fit it first (or pass init_model=None)")
-            booster = init_model.booster_
-        elif isinstance(init_model, xgb.Booster):
-            booster = init_model
-        elif isinstance(init_model, (str, os.PathLike)):
-            path = os.fspath(init_model)
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"init_model={path!r}: no such file; pass the path of "
-                                        "a model saved with save_model, an xgboost.Booster or "
-                                        "a fitted StochasticXGBRanker")
-            try:
-                booster = xgb.Booster(model_file=path)
-            except xgb.core.XGBoostError as error:
-                first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-                raise ValueError(f"init_model={path!r} is not an XGBoost model file that "
-                                 f"XGBoost can load ({first})") from error
+    def get_xgb_params(self) -> dict:
+        """XGBRanker's booster parameters; with a package objective the booster's objective
+        is ``rank:pairwise`` (its gradients come from the package) and, in ``fit``,
+        ``base_score`` defaults to 0 and XGBoost's default metric is off."""
+        params = {key: value for key, value in super().get_xgb_params().items()
+                  if "__" not in key and key not in ("sglb", "verbose")}
+        # the package's metrics are evaluated in Python (XGBoost would refuse their names)
+        metric = params.pop("eval_metric", None)
+        if isinstance(metric, (list, tuple)):
+            metric = [m for m in metric if not _is_package_metric(m)] or None
+            if metric is not None and len(metric) == 1:  # Booster.set_param takes one string
+                metric = metric[0]
+        if metric is not None and not _is_package_metric(metric):
+            params["eval_metric"] = metric
+        if _is_package_objective(self.objective):
+            params["objective"] = XGBOOST_RANKING_OBJECTIVE
+            fitting = self.__dict__.get("_fitting")
+            if fitting is not None:
+                params["disable_default_eval_metric"] = True
+                if params.get("base_score") is None and not fitting["continued"]:
+                    # a custom objective would start every margin at XGBoost's 0.5
+                    params["base_score"] = 0.0
+        return params
+
+    def _configure_fit(self, booster, params, feature_weights):
+        # xgboost 3.2 (TESTED_XGBOOST): XGBRanker.fit takes its custom metric from this
+        # private method; the package's eval metric is handed to it here
+        model, metric, params, feature_weights = super()._configure_fit(
+            booster, params, feature_weights)
+        ours = self.__dict__.get("_fitting", {}).get("metric")
+        if ours is not None:
+            if metric is not None:
+                raise NotImplementedError(
+                    "eval_metric holds a package metric and a callable: XGBoost takes one "
+                    "custom metric; keep one of them")
+            metric = ours
+        return model, metric, params, feature_weights
+
+    # -- fit ---------------------------------------------------------------------------------
+    def fit(self, X: ArrayLike, y: ArrayLike, *, group: ArrayLike | None = None,
+            qid: ArrayLike | None = None, sample_weight: ArrayLike | None = None,
+            base_margin: ArrayLike | None = None, eval_set: list | None = None,
+            eval_group: list | None = None, eval_qid: list | None = None,
+            verbose: bool | int | None = False, xgb_model: Any = None,
+            sample_weight_eval_set: list | None = None, base_margin_eval_set: list | None = None,
+            feature_weights: ArrayLike | None = None, position: ArrayLike | None = None,
+            propensity: Any = None, **old_names: Any) -> StochasticXGBRanker:
+        """``XGBRanker.fit``, with the package's objective, checks and additions.
+
+        Example::
+
+            ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv)], eval_qid=[qv], verbose=10)
+            ranker.fit(X, y, qid=qid, eval_set=[(Xv, yv, qv)])   # the package's triples
+
+        Args: XGBRanker's (``group``/``qid`` or a ``qid`` DataFrame column, ``eval_set``,
+        ``eval_group``/``eval_qid``, ``sample_weight`` and ``sample_weight_eval_set`` (query
+        weights), ``base_margin`` / ``base_margin_eval_set``, ``verbose``, ``xgb_model``,
+        ``feature_weights``), plus:
+
+          position: training on clicks: ``y`` holds clicks and ``position`` the 0-based
+            display position of each row; trains on IPS labels (guide "Training on clicks").
+          propensity: ``theta_k`` per position, or ``None`` (estimated by regression-EM) or
+            a :class:`~stochrank_objectives.clicks.RegressionEM`.
+          ``**old_names``: the previous ranker's names, with a ``DeprecationWarning``:
+            ``init_score``, ``eval_init_score``, ``init_model``, ``eval_sample_weight``,
+            ``callbacks`` (XGBoost's are the constructor's ``callbacks=``).
+
+        Returns:
+          ``self``.
+        """
+        native = {"base_margin": base_margin, "base_margin_eval_set": base_margin_eval_set,
+                  "xgb_model": xgb_model, "sample_weight_eval_set": sample_weight_eval_set}
+        fit_callbacks = old_names.pop("callbacks", None)
+        if fit_callbacks is not None:
+            warnings.warn("fit(callbacks=) is deprecated: XGBRanker takes callbacks in its "
+                          "constructor, StochasticXGBRanker(..., callbacks=[...]) or "
+                          "set_params(callbacks=[...])", DeprecationWarning, stacklevel=2)
+        for name, value in old_names.items():
+            twin = _OLD_FIT_NAMES.get(name)
+            if twin is None:
+                raise TypeError(f"{type(self).__name__}.fit() got an unexpected keyword "
+                                f"argument {name!r}")
+            if value is None:
+                continue
+            if native[twin] is not None:
+                raise TypeError(f"pass {twin}= or {name}=, not both (the same argument)")
+            warnings.warn(f"fit({name}=) is deprecated: pass XGBRanker's {twin}=",
+                          DeprecationWarning, stacklevel=2)
+            native[twin] = value
+        if "verbose" in getattr(self, "kwargs", {}):
+            warnings.warn("StochasticXGBRanker(verbose=) is deprecated: pass verbose= to fit "
+                          "(XGBRanker's logging period)", DeprecationWarning, stacklevel=2)
+            if verbose is False:
+                verbose = self.kwargs["verbose"]
+        try:
+            with sigints_recorded() as sigints:
+                self._fit(X, y, group=group, qid=qid, sample_weight=sample_weight,
+                          eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid,
+                          verbose=verbose, feature_weights=feature_weights, position=position,
+                          propensity=propensity, fit_callbacks=fit_callbacks, **native)
+            if sigints:  # a KeyboardInterrupt something swallowed (see _interrupts)
+                raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
+                                        "compiled a kernel): the model may be incomplete")
+        except BaseException:
+            # never half-updated: no model of an earlier fit beside the new settings
+            self._forget_fit()
+            raise
+        return self
+
+    def _forget_fit(self) -> None:
+        for name in ("_Booster", "evals_result_", "objective_", "propensities_"):
+            self.__dict__.pop(name, None)
+
+    def _fit(self, X, y, *, group, qid, sample_weight, eval_set, eval_group, eval_qid, verbose,
+             feature_weights, position, propensity, fit_callbacks, base_margin,
+             base_margin_eval_set, xgb_model, sample_weight_eval_set) -> None:
+        if isinstance(xgb_model, xgb.XGBModel):  # before this fit forgets a model (itself)
+            xgb_model = xgb_model.get_booster()
+        objective: Any = self.objective
+        package = _is_package_objective(objective)
+        if package:
+            objective = default_objective() if objective is None else check_objective(objective)
+        sglb = check_sglb(self.sglb)
+        if sglb is not None and not package:
+            raise ValueError(f"sglb with objective={objective!r}: SGLB needs one of the "
+                             "package's objectives (objective=None or an object with grad_hess)")
+        X, n_rows, _ = as_matrix(X, "X")
+        X, qid = _qid_column(X, qid)
+        n_cols = X.shape[1]
+        categorical = category_columns(X) if self.enable_categorical else frozenset()
+        check_feature_values(X, "X", categorical, _CATEGORIES_HOW)
+        labels = as_float_array(y, "y", n_rows)
+        if np.any(labels < 0):
+            raise ValueError("y must be non-negative relevance labels")
+        offsets = query_offsets(n_rows, qid, group, "fit")
+        labels, propensities = click_labels(X, labels, position, propensity)
+        check_training_queries(labels, offsets)
+        train = GroupedData(labels, offsets, weights=sample_weight, init_scores=base_margin,
+                            names=_TRAIN_NAMES)
+        evals = self._eval_sets(eval_set, eval_group, eval_qid, sample_weight_eval_set,
+                                base_margin_eval_set, n_cols, categorical)
+
+        native_metric, metric = self._eval_metrics(objective if package else None)
+        stopping = self.early_stopping_rounds
+        for i, (_, data) in enumerate(evals):  # early stopping watches the last set only
+            check_eval_queries(data.labels, data.query_offsets, f"eval_set[{i}]",
+                               stopping is not None and i == len(evals) - 1)
+        callbacks = list(self.callbacks or []) + list(fit_callbacks or [])
+        if package:
+            xgb_model = self._prepare(objective, sglb, xgb_model, callbacks)
+        if metric is not None and stopping is not None:
+            # XGBoost's own early stopping guesses the direction from the metric's name; the
+            # package's metrics are all maximised (it follows the last metric, this one)
+            callbacks.append(xgb.callback.EarlyStopping(rounds=stopping, maximize=True))
+            stopping = None
+
+        view = {"eval_metric": native_metric, "early_stopping_rounds": stopping,
+                "callbacks": callbacks or None}
+        saved = {name: getattr(self, name) for name in ("objective", *view)}
+        self._forget_fit()
+        self._fitting = {"metric": metric, "continued": xgb_model is not None}
+        try:
+            # the native fit reads these attributes: XGBoost's part of eval_metric, early
+            # stopping (when the package's metric stops) and the callbacks (the package's
+            # first); get_xgb_params names the objective
+            for name, value in view.items():
+                setattr(self, name, value)
+            super().fit(
+                _dense(X), train.labels, qid=_qid(offsets), sample_weight=train.weights,
+                base_margin=train.init_scores,
+                eval_set=[(_dense(Xi), data.labels) for Xi, data in evals] or None,
+                eval_qid=[_qid(data.query_offsets) for _, data in evals] or None,
+                sample_weight_eval_set=self._per_set(evals, "weights"),
+                base_margin_eval_set=self._per_set(evals, "init_scores"),
+                verbose=verbose, xgb_model=xgb_model, feature_weights=feature_weights)
+        finally:
+            del self._fitting
+            for name, value in saved.items():  # XGBRanker.fit also rewrites objective
+                setattr(self, name, value)
+        self.objective_ = objective
+        if propensities is not None:
+            self.propensities_ = propensities
+
+    @staticmethod
+    def _per_set(evals, field):
+        values = [getattr(data, field) for _, data in evals]
+        return None if all(value is None for value in values) else values
+
+    def _eval_sets(self, eval_set, eval_group, eval_qid, weights, margins, n_cols,
+                   categorical) -> list:
+        """``[(X, GroupedData), ...]`` from XGBRanker's ``(X, y)`` pairs with ``eval_qid`` /
+        ``eval_group`` / a ``qid`` column, or the package's ``(X, y, qid)`` triples."""
+        if eval_set is None:
+            if any(v is not None for v in (eval_group, eval_qid, weights, margins)):
+                raise ValueError("eval_group / eval_qid / sample_weight_eval_set / "
+                                 "base_margin_eval_set need an eval_set=[(X, y), ...] (one "
+                                 "entry per eval set)")
+            return []
+        if not isinstance(eval_set, (list, tuple)):
+            raise TypeError("eval_set must be a list of (X, y) pairs or (X, y, qid) triples")
+        n = len(eval_set)
+        groups, qids = per_eval_set(eval_group, "eval_group", n), per_eval_set(
+            eval_qid, "eval_qid", n)
+        weights = per_eval_set(weights, "sample_weight_eval_set", n)
+        margins = per_eval_set(margins, "base_margin_eval_set", n)
+        evals = []
+        for i, item in enumerate(eval_set):
+            if not isinstance(item, (list, tuple)) or len(item) not in (2, 3):
+                raise TypeError(f"eval_set[{i}] must be an (X, y) pair or an (X, y, qid) "
+                                f"triple, got {type(item).__name__}")
+            Xi, yi, qi = (*item, qids[i]) if len(item) == 2 else item
+            if len(item) == 3 and (qids[i] is not None or groups[i] is not None):
+                raise ValueError(f"eval_set[{i}] is an (X, y, qid) triple and eval_qid / "
+                                 "eval_group has an entry for it too: pass one of them")
+            Xi, ni, _ = as_matrix(Xi, f"eval_set[{i}] X")
+            Xi, qi = _qid_column(Xi, qi)
+            if Xi.shape[1] != n_cols:
+                raise ValueError(f"eval_set[{i}] X has {Xi.shape[1]} features, X has {n_cols}")
+            check_feature_values(Xi, f"eval_set[{i}] X", categorical, _CATEGORIES_HOW)
+            names = {"labels": f"eval_set[{i}] y", "weights": f"sample_weight_eval_set[{i}]",
+                     "init_scores": f"base_margin_eval_set[{i}]"}
+            evals.append((Xi, GroupedData(
+                as_float_array(yi, f"eval_set[{i}] y", ni),
+                query_offsets(ni, qi, groups[i], f"eval_set[{i}]"), weights=weights[i],
+                init_scores=margins[i], names=names)))
+        return evals
+
+    def _eval_metrics(self, objective):
+        """``(XGBoost's part of eval_metric, the package's XGBMetric or None)``."""
+        given = self.eval_metric
+        if given is None:
+            ours = [] if objective is None else [objective_metric(objective)]
+            native = None
+        elif not isinstance(given, (str, EvalMetric, list, tuple)) or callable(given):
+            return given, None  # XGBoost's (a callable; anything else: its TypeError)
         else:
-            raise TypeError("init_model must be a fitted StochasticXGBRanker, an "
-                            "xgboost.Booster or the path of a saved XGBoost model, got "
-                            f"{type(init_model).__name__}")
-        if booster.num_features() != n_features:
-            raise ValueError(f"init_model was trained on {booster.num_features()} features, "
-                             f"X has {n_features}: continue training on the same features")
-        return booster
+            items = [given] if isinstance(given, (str, EvalMetric)) else list(given)
+            ours = [m for m in items if _is_package_metric(m)]
+            rest = [m for m in items if not _is_package_metric(m)]
+            native = given if not ours else (rest or None)
+        if len(ours) > 1:
+            raise NotImplementedError("eval_metric holds several package metrics: XGBoost "
+                                      "takes one custom metric; keep one of them")
+        if not ours:
+            return native, None
+        m = EvalMetric.from_string(ours[0]) if isinstance(ours[0], str) else ours[0]
+        return native, XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
 
-    def _check_callbacks(self, callbacks):
-        callbacks = super()._check_callbacks(callbacks)
-        for i, callback in enumerate(callbacks):
-            if not isinstance(callback, xgb.callback.TrainingCallback):
-                raise TypeError(
-                    f"callbacks[{i}] must be an xgboost.callback.TrainingCallback (XGBoost's "
-                    "callback objects, e.g. optuna_integration.XGBoostPruningCallback), got "
-                    f"{type(callback).__name__}")
-        return callbacks
+    def _prepare(self, objective, sglb, xgb_model, callbacks):
+        """The package objective's part of a fit: checks, the continued model, callbacks."""
+        for name, default in _LAMBDARANK_DEFAULTS.items():
+            value = getattr(self, "kwargs", {}).get(name)
+            if value is not None and value != default:
+                warnings.warn(f"{name}={value!r} shapes XGBoost's own rank:* gradients and "
+                              "has no effect with the package's objective", UserWarning,
+                              stacklevel=4)
+        adapter = XGBObjective(objective, sglb=sglb)
+        booster = xgb_model
+        if booster is not None and not isinstance(booster, xgb.Booster):
+            booster = xgb.Booster(model_file=booster)  # a path, loaded as XGBoost loads it
+        if booster is not None and self.base_score is not None:
+            raise ValueError(
+                f"base_score={self.base_score!r} with xgb_model (init_model): XGBoost would "
+                "replace the continued model's base score with it (changing what its trees "
+                "predict); the continued model keeps its own: drop base_score")
+        if sglb is not None:
+            kwargs = getattr(self, "kwargs", {})
+            rate = next((v for v in (self.learning_rate, kwargs.get("learning_rate"),
+                                     kwargs.get("eta")) if v is not None), None)
+            # unset: the schedule's (its callback sets every tree's rate from it)
+            if rate is not None:
+                sglb.check_learning_rate(rate)
+            start = 0 if booster is None else booster.num_boosted_rounds()
+            sglb.check_iterations(start + self.get_num_boosting_rounds(), np.float32)
+        # iteration, SGLB learning rates and finalisation run first, the user's after them
+        callbacks[:0] = [_TrainWithObjective(adapter), adapter.callback()]
+        # a continued model: under SGLB brought back to G = F / c^T0; its early-stopping
+        # attributes belong to the run that made it
+        return None if booster is None else adapter.continue_from(booster)
 
-    def _fit_booster(self, X, train, evals, s):
-        params = dict(DEFAULT_PARAMS, learning_rate=s.learning_rate)
-        if s.random_state is not None:
-            params["seed"] = s.random_state
-        if s.n_jobs is not None:
-            params["nthread"] = s.n_jobs
-        params.update(s.params)
-        self._enable_categorical = bool(params.pop("enable_categorical", False))
-        names = None if getattr(self, "feature_names_in_", None) is None else [
-            str(name) for name in self.feature_names_in_]
-        init = s.init_model
-        if init is not None:
-            if "base_score" in s.params:
-                raise ValueError(
-                    f"base_score={s.params['base_score']!r} with init_model: XGBoost would "
-                    "replace the init model's base score with it (changing what its trees "
-                    "predict); the continued model keeps the init model's own: drop base_score")
-            del params["base_score"]
-            _check_init_columns(list(init.feature_names or []), names)
-        if s.early_stopping_rounds is not None and params.get("booster") == "gblinear":
-            raise ValueError("early_stopping_rounds with booster='gblinear': XGBoost cannot cut "
-                             "a linear model to its best round, so the ranker could not keep "
-                             "it; use booster='gbtree' or drop early_stopping_rounds")
-        n_rounds = s.n_estimators
-        start = 0 if init is None else init.num_boosted_rounds()
-        if s.sglb is not None:  # every tree counts, the init model's included (G = F / c^t)
-            s.sglb.check_iterations(start + n_rounds, np.float32)
-        adapter = XGBObjective(s.objective, sglb=s.sglb)
-        m = s.eval_metric
-        metric = XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
-        # a Ctrl-C inside XGBoost's data callback (QuantileDMatrix) can corrupt its heap: it is
-        # held until the matrices are built, then raised as KeyboardInterrupt
-        with sigint_deferred():
-            dtrain, dvalid = _training_matrices(X, train, evals, params, names,
-                                                self._enable_categorical)
-        dvalid = [(dmat, f"validation_{i}") for i, dmat in enumerate(dvalid)]
-        # Everything happens inside xgb.train, so that its return value is booster_ (what a
-        # logger patching xgb.train records): early stopping cuts the model to the best round
-        # in after_training, then the adapter's callback finalises SGLB on those trees and
-        # names the ranking objective; the user's callbacks follow, every round.
-        callbacks = []
-        if s.early_stopping_rounds is not None:
-            callbacks.append(_EarlyStopping(rounds=s.early_stopping_rounds,
-                                            metric_name=metric.name,
-                                            data_name=dvalid[-1][1], maximize=True,
-                                            save_best=True))
-        callbacks += [adapter.callback(), *s.callbacks]
-        history = {}
-        booster = xgb.train(params, dtrain, n_rounds, evals=dvalid, obj=adapter,
-                            custom_metric=metric if dvalid else None, maximize=True,
-                            evals_result=history, verbose_eval=s.verbose or False,
-                            xgb_model=None if init is None else adapter.continue_from(init),
-                            callbacks=callbacks)
-        best = booster.attr("best_iteration")
-        if s.early_stopping_rounds is not None and best is not None:
-            self.best_iteration_ = int(best)
-        self.evals_result_ = {name: dict(values) for name, values in history.items()}
-        self.booster_ = booster
+    # -- predict, score, attributes -----------------------------------------------------------
+    def _predict_X(self, X):
+        X, _, _ = as_matrix(X, "X")
+        X, _ = _qid_column(X, None)
+        categorical = category_columns(X) if self.enable_categorical else frozenset()
+        check_feature_values(X, "X", categorical, _CATEGORIES_HOW)
+        return _dense(X)
 
-    def get_booster(self) -> xgb.Booster:
-        """``booster_`` (as ``XGBRanker.get_booster``)."""
-        if not hasattr(self, "booster_"):
-            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        return self.booster_
+    def predict(self, X: ArrayLike, **kwargs: Any) -> np.ndarray:
+        """``XGBRanker.predict`` (``output_margin``, ``validate_features``, ``base_margin``,
+        ``iteration_range``); a sparse ``X`` is densified, +-inf refused."""
+        return super().predict(self._predict_X(X), **kwargs)
 
-    def _predict_raw(self, X):
-        if scipy.sparse.issparse(X):  # implicit zeros are zeros (see _dense), block by block
-            X = scipy.sparse.csr_matrix(X)
-            blocks = [self._predict_raw(_dense(X[start:start + _PREDICT_BLOCK_ROWS]))
-                      for start in range(0, X.shape[0], _PREDICT_BLOCK_ROWS)]
-            return np.concatenate(blocks) if blocks else np.zeros(0)
-        data = xgb.DMatrix(X, enable_categorical=getattr(self, "_enable_categorical", False))
-        # as XGBRanker: column names are checked when X has them (a DataFrame)
-        validate = data.feature_names is not None and self.booster_.feature_names is not None
-        return self.booster_.predict(data, output_margin=True, validate_features=validate)
+    def apply(self, X: ArrayLike,
+              iteration_range: tuple[int | np.integer, int | np.integer] | None = None
+              ) -> np.ndarray:
+        """``XGBRanker.apply``; a sparse ``X`` is densified, +-inf refused."""
+        return super().apply(self._predict_X(X), iteration_range=iteration_range)
 
-    def _importances(self):
-        score = self.booster_.get_score(importance_type="gain")
-        names = self.booster_.feature_names or [f"f{i}" for i in range(self.n_features_in_)]
-        values = np.array([score.get(name, 0.0) for name in names], dtype=np.float64)
-        total = values.sum()
-        return values / total if total > 0 else values
+    def score(self, X: ArrayLike, y: ArrayLike, *, qid: ArrayLike | None = None,
+              group: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> float:
+        """The mean over queries of the objective's metric with worst-order ties (e.g.
+        NDCG@5), weighted by ``sample_weight`` (query weights); higher is better.
+
+        ``qid``/``group`` name the queries (or a ``qid`` column of a DataFrame ``X``). With an
+        XGBoost objective string and no ``qid=``/``group=``: ``XGBRanker.score``.
+        """
+        objective = self.__dict__.get("objective_", self.objective)
+        if isinstance(objective, str) and qid is None and group is None:
+            return super().score(X, y)
+        X, _, _ = as_matrix(X, "X")
+        X, qid = _qid_column(X, qid)
+        scores = np.asarray(self.predict(X), dtype=np.float64)
+        labels = as_float_array(y, "y", scores.shape[0])
+        offsets = query_offsets(scores.shape[0], qid, group, "score")
+        if sample_weight is not None:
+            sample_weight = query_weights(sample_weight, offsets, "sample_weight")
+        metric = objective_metric(default_objective() if objective is None else objective)
+        return metric.value(scores, labels, offsets, sample_weight)
+
+    @property
+    def booster_(self) -> xgb.Booster:
+        """The fitted ``xgboost.Booster`` (= ``get_booster()``), loadable without this
+        package."""
+        return self.get_booster()
+
+    @property
+    def best_iteration_(self) -> int | None:
+        """0-based best round of early stopping (XGBoost's ``best_iteration``), else None."""
+        best = self.get_booster().attr("best_iteration")
+        return None if best is None else int(best)
+
+    def save_model(self, fname: str | os.PathLike) -> None:
+        """``XGBRanker.save_model``; a path that cannot be written raises an ``OSError``
+        naming it and the fix (``IsADirectoryError``, ``FileNotFoundError``, ...), XGBoost's
+        error as its ``__cause__``."""
+        booster = self.get_booster()
+        try:
+            save_booster(SimpleNamespace(save_model=super().save_model), fname,
+                         self._booster_name)
+        finally:
+            booster.set_attr(scikit_learn=None)  # XGBRanker's marker, left on a failed save
+
+    def __getstate__(self) -> dict:
+        # the booster travels as its own pickle with a checksum (see _ranker_files)
+        state = dict(self.__dict__)
+        if "_Booster" in state:
+            state["booster_"] = state.pop("_Booster")
+        return packed_state(state, self._booster_name)
+
+    def __setstate__(self, state: dict) -> None:
+        state = unpacked_state(state, type(self).__name__)
+        if "booster_" in state:
+            state["_Booster"] = state.pop("booster_")
+        self.__dict__.update(state)
+
+    def explainer(self, data: Any = None, **kwargs: Any) -> Any:
+        """``shap.TreeExplainer(ranker.booster_, data, **kwargs)`` (``shap.TreeExplainer(
+        ranker)`` works too: SHAP recognises an ``XGBRanker``); see
+        :meth:`StochasticRankerBase.explainer`."""
+        return StochasticRankerBase.explainer(self, data, **kwargs)
