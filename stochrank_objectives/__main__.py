@@ -57,7 +57,8 @@ METHODS: dict[str, Callable] = {
 # Our objectives: one ranker call per booster, differing only in the class and the tree shape.
 RANKERS = {"lightgbm": "StochasticLGBMRanker", "xgboost": "StochasticXGBRanker",
            "catboost": "StochasticCatBoostRanker"}
-TREES = {"lightgbm": dict(num_leaves=15, min_data_in_leaf=20, deterministic=True),
+TREES = {"lightgbm": dict(num_leaves=15, min_data_in_leaf=20, deterministic=True, verbose=-1,
+                          metric="None"),
          "xgboost": dict(max_depth=4, min_child_weight=1.0, tree_method="hist"),
          "catboost": dict(depth=4)}
 # Settings of a method over TREES: YetiLoss's hessian is about 0.01-0.1 per document, so it gets
@@ -73,10 +74,15 @@ def run_ours(booster, method, train, vali, args):
 
     ranker_class = getattr(stochrank_objectives, RANKERS[booster])  # imports only that booster
     trees = {**TREES[booster], **SETTINGS.get(method, {}).get(booster, {})}
+    fit = dict(qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
+    # the metric early stopping watches: LightGBM's rankers take it at fit, the others at
+    # construction (each as its native ranker does)
+    metric = {"eval_metric": "NDCG@5"}
     ranker = ranker_class(METHODS[method](args.seed), n_estimators=args.iterations,
                           learning_rate=args.learning_rate, random_state=args.seed,
-                          eval_metric="NDCG@5", early_stopping_rounds=args.patience, **trees)
-    ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(vali.X, vali.y, vali.qid)])
+                          early_stopping_rounds=args.patience, **trees,
+                          **({} if booster == "lightgbm" else metric))
+    ranker.fit(train.X, train.y, **fit, **(metric if booster == "lightgbm" else {}))
     return ranker.predict
 
 
