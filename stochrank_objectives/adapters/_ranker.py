@@ -27,11 +27,10 @@ from ._ranker_inputs import (
     category_columns,
     check_eval_queries,
     check_feature_values,
-    check_training_queries,
-    click_labels,
     column_names,
     per_eval_set,
     query_offsets,
+    training_data,
 )
 from ._ranker_files import packed_state, save_booster, unpacked_state
 from ._ranker_settings import RANKER_CONSTRAINTS, FitSettings, default_objective
@@ -42,8 +41,6 @@ if TYPE_CHECKING:  # only the type checker needs them
 
 __all__ = ["StochasticRankerBase", "default_objective", "ALIASES", "FitSettings"]
 
-#: how the messages name the training data's fields (the names fit takes them by)
-_TRAIN_NAMES = {"labels": "y", "weights": "sample_weight", "init_scores": "init_score"}
 
 
 class StochasticRankerBase(BaseEstimator):
@@ -308,15 +305,8 @@ class StochasticRankerBase(BaseEstimator):
         if n_rows == 0:
             raise ValueError("X has 0 rows: fit needs at least one query of two or more "
                              "documents")
-        labels = as_float_array(y, "y", n_rows)
-        if np.any(labels < 0):
-            raise ValueError("y must be non-negative relevance labels")
-        offsets = query_offsets(n_rows, qid, group, "fit")
-        labels, propensities = click_labels(X, labels, position, propensity)
-        check_training_queries(labels, offsets)
-        # everything the training queries carry, validated once, in one object
-        train = GroupedData(labels, offsets, weights=sample_weight, init_scores=init_score,
-                            names=_TRAIN_NAMES)
+        train, propensities = training_data(X, y, n_rows, qid, group, position, propensity,
+                                           sample_weight, init_score, "init_score")
         evals = []
         if eval_set is not None:
             if not isinstance(eval_set, (list, tuple)) or (

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse
 
 from ..clicks import DEFAULT_CLIP, RegressionEM, check_positions, ips_labels
-from ..groups import query_offsets_from_qid, query_offsets_from_sizes
+from ..groups import GroupedData, as_float_array, query_offsets_from_qid, query_offsets_from_sizes
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
            "check_eval_queries", "check_feature_values", "category_columns", "per_eval_set",
@@ -218,6 +218,24 @@ def per_eval_set(values, name: str, n_sets: int) -> list:
                          + (f" of length {len(values)}" if isinstance(values, (list, tuple))
                             else ""))
     return list(values)
+
+
+def training_data(X, y, n_rows: int, qid, group, position, propensity, sample_weight,
+                  init_scores, init_name: str):
+    """``(GroupedData, propensities)`` of a ranker's training rows, validated once: labels
+    (finite, non-negative), the queries of ``qid`` or ``group``, the IPS labels of clicks when
+    ``position`` is given (``propensities`` then, else ``None``), something to rank
+    (:func:`check_training_queries`), query weights and initial scores (named ``init_name``
+    in the messages: ``init_score``, ``base_margin``)."""
+    labels = as_float_array(y, "y", n_rows)
+    if np.any(labels < 0):
+        raise ValueError("y must be non-negative relevance labels")
+    offsets = query_offsets(n_rows, qid, group, "fit")
+    labels, propensities = click_labels(X, labels, position, propensity)
+    check_training_queries(labels, offsets)
+    names = {"labels": "y", "weights": "sample_weight", "init_scores": init_name}
+    return GroupedData(labels, offsets, weights=sample_weight, init_scores=init_scores,
+                       names=names), propensities
 
 
 def check_training_queries(labels: np.ndarray, offsets: np.ndarray) -> None:

@@ -14,7 +14,7 @@ import lightgbm as lgb
 import numpy as np
 from lightgbm.basic import _choose_param_value, _ConfigAliases
 
-from ...groups import GroupedData, as_float_array, document_weights, query_weights
+from ...groups import as_float_array, document_weights, query_weights
 from .._booster_params import LEARNING_RATE_NAMES
 from .._common import EvalMetric, check_objective, check_sglb, objective_metric
 from .._interrupts import sigints_recorded
@@ -24,11 +24,10 @@ from .._ranker_inputs import (
     category_columns,
     check_eval_queries,
     check_feature_values,
-    check_training_queries,
-    click_labels,
     column_names,
     per_eval_set,
     query_offsets,
+    training_data,
 )
 from .._ranker_settings import default_objective
 from .._serving import LIGHTGBM_RANKING_OBJECTIVE, lightgbm_as_ranker
@@ -37,8 +36,6 @@ from ._objective import LGBMObjective
 
 __all__ = ["StochasticLGBMRanker", "lightgbm_parameter_names"]
 
-#: how the messages name the training data's fields (the names fit takes them by)
-_TRAIN_NAMES = {"labels": "y", "weights": "sample_weight", "init_scores": "init_score"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -322,14 +319,8 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
         X, n_rows, n_cols = as_matrix(X, "X")
         categorical = category_columns(X)
         check_feature_values(X, "X", categorical, self._categories_how)
-        labels = as_float_array(y, "y", n_rows)
-        if np.any(labels < 0):
-            raise ValueError("y must be non-negative relevance labels")
-        offsets = query_offsets(n_rows, qid, group, "fit")
-        labels, propensities = click_labels(X, labels, position, propensity)
-        check_training_queries(labels, offsets)
-        train = GroupedData(labels, offsets, weights=sample_weight, init_scores=init_score,
-                            names=_TRAIN_NAMES)
+        train, propensities = training_data(X, y, n_rows, qid, group, position, propensity,
+                                           sample_weight, init_score, "init_score")
         evals, eval_X, eval_y, eval_group, eval_sample_weight, eval_names = self._eval_sets(
             eval_set, eval_X, eval_y, eval_group, eval_sample_weight, eval_names, n_cols,
             categorical)
@@ -351,12 +342,12 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
         previous = (_FIT.adapter, _FIT.callbacks, _FIT.metric_none)
         _FIT.adapter = adapter
         _FIT.callbacks = None if adapter is None else state
-        _FIT.metric_none = adapter is not None and self._metric_none(labels)
+        _FIT.metric_none = adapter is not None and self._metric_none(train.labels)
         self._objective = self.objective if adapter is None else adapter.objective
         try:
             with sigints_recorded() as sigints:
                 super().fit(
-                    X, labels, sample_weight=train.document_weights(),
+                    X, train.labels, sample_weight=train.document_weights(),
                     init_score=train.init_scores, group=train.sizes, eval_set=eval_set,
                     eval_names=eval_names, eval_sample_weight=eval_sample_weight,
                     eval_init_score=eval_init_score, eval_group=eval_group, eval_metric=metrics,

@@ -29,10 +29,9 @@ from .._ranker_inputs import (
     category_columns,
     check_eval_queries,
     check_feature_values,
-    check_training_queries,
-    click_labels,
     per_eval_set,
     query_offsets,
+    training_data,
 )
 from .._ranker_settings import default_objective
 from .._serving import XGBOOST_RANKING_OBJECTIVE
@@ -58,8 +57,6 @@ _LAMBDARANK_DEFAULTS = {"lambdarank_pair_method": "topk", "lambdarank_num_pair_p
 _OLD_FIT_NAMES = {"init_score": "base_margin", "eval_init_score": "base_margin_eval_set",
                   "init_model": "xgb_model", "eval_sample_weight": "sample_weight_eval_set"}
 
-#: how the messages name the training data's fields (XGBRanker.fit's names)
-_TRAIN_NAMES = {"labels": "y", "weights": "sample_weight", "init_scores": "base_margin"}
 
 
 def _is_package_objective(objective) -> bool:
@@ -343,14 +340,8 @@ class StochasticXGBRanker(xgb.XGBRanker):
         n_cols = X.shape[1]
         categorical = category_columns(X) if self.enable_categorical else frozenset()
         check_feature_values(X, "X", categorical, _CATEGORIES_HOW)
-        labels = as_float_array(y, "y", n_rows)
-        if np.any(labels < 0):
-            raise ValueError("y must be non-negative relevance labels")
-        offsets = query_offsets(n_rows, qid, group, "fit")
-        labels, propensities = click_labels(X, labels, position, propensity)
-        check_training_queries(labels, offsets)
-        train = GroupedData(labels, offsets, weights=sample_weight, init_scores=base_margin,
-                            names=_TRAIN_NAMES)
+        train, propensities = training_data(X, y, n_rows, qid, group, position, propensity,
+                                           sample_weight, base_margin, "base_margin")
         evals = self._eval_sets(eval_set, eval_group, eval_qid, sample_weight_eval_set,
                                 base_margin_eval_set, n_cols, categorical)
 
@@ -380,7 +371,7 @@ class StochasticXGBRanker(xgb.XGBRanker):
             for name, value in view.items():
                 setattr(self, name, value)
             super().fit(
-                _dense(X), train.labels, qid=_qid(offsets), sample_weight=train.weights,
+                _dense(X), train.labels, qid=_qid(train.query_offsets), sample_weight=train.weights,
                 base_margin=train.init_scores,
                 eval_set=[(_dense(Xi), data.labels) for Xi, data in evals] or None,
                 eval_qid=[_qid(data.query_offsets) for _, data in evals] or None,
