@@ -1,9 +1,11 @@
-"""The rankers' arguments: one constraints table checked at ``fit``, and the checked settings.
+"""The rankers' default objective, and the checked settings of the CatBoost ranker's route.
 
-:data:`RANKER_CONSTRAINTS` maps every argument of
-:class:`~stochrank_objectives.adapters._ranker.StochasticRankerBase` to a
-``check(value, name) -> normalised value`` built from :mod:`stochrank_objectives.validation`;
-``fit`` runs them and hands the booster one :class:`FitSettings` (frozen).
+:func:`default_objective` is what ``objective=None`` trains in every ranker.
+:data:`RANKER_CONSTRAINTS` maps each setting the CatBoost ranker hands to its package route
+(``_fit.py``: the pointer or per-tree training) to a ``check(value, name) -> normalised value``
+built from :mod:`stochrank_objectives.validation`; ``fit`` runs them and hands the route one
+:class:`FitSettings` (frozen). The LightGBM and XGBoost rankers hand their settings to the
+booster's own ranker, which checks them.
 
 Example:
 

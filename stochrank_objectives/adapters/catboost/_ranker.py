@@ -12,9 +12,9 @@ import numpy as np
 from catboost import CatBoost, CatBoostError, CatBoostRanker, Pool
 from sklearn.base import BaseEstimator
 
-from ...groups import GroupedData, as_float_array, query_weights
+from ...groups import GroupedData, as_float_array
 from .._common import EvalMetric, check_objective, objective_metric
-from .._interrupts import sigints_recorded
+from .._ranker import StochasticRankerBase
 from .._ranker_files import unwritable_path_error, packed_state, unpacked_state
 from .._ranker_inputs import (
     as_matrix,
@@ -65,7 +65,7 @@ _OWN_FITTED = ("objective_", "route_", "eval_metric_", "n_gradient_evaluations_"
                "_history", "_cat_features")
 
 
-class StochasticCatBoostRanker(CatBoostRanker, BaseEstimator):
+class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimator):
     """A ``catboost.CatBoostRanker`` whose default objective is this package's StochasticRank.
 
     Example (a CatBoost user's code, one name changed)::
@@ -266,18 +266,11 @@ class StochasticCatBoostRanker(CatBoostRanker, BaseEstimator):
                       log_cerr=log_cerr)
         extras = dict(qid=qid, group=group, position=position, propensity=propensity,
                       eval_sample_weight=eval_sample_weight, eval_init_score=eval_init_score)
-        try:
-            with sigints_recorded() as sigints:
-                if objective is None:
-                    self._fit_native(native, extras)
-                else:
-                    self._fit_package(objective, native, extras)
-            if sigints:
-                raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
-                                        "compiled a kernel): the model may be incomplete")
-        except BaseException:
-            self._forget_fit()  # never half-updated
-            raise
+        with self._fit_guard():
+            if objective is None:
+                self._fit_native(native, extras)
+            else:
+                self._fit_package(objective, native, extras)
         return self
 
     def _forget_fit(self):
@@ -610,17 +603,12 @@ class StochasticCatBoostRanker(CatBoostRanker, BaseEstimator):
         if qid is None and group is None:
             return super().score(X, y, group_id, top, type, denominator, group_weight,
                                  thread_count)
-        scores = np.asarray(self.predict(X), dtype=np.float64).reshape(-1)
-        labels = as_float_array(y, "y", scores.shape[0])
-        offsets = query_offsets(scores.shape[0], qid, group, "score")
-        if sample_weight is not None:
-            sample_weight = query_weights(sample_weight, offsets, "sample_weight")
         objective = self.__dict__.get("objective_") or self._package_objective()
         if objective is None:
             raise ValueError("score(qid=) reads the package objective's metric; this model "
                              "was trained with a CatBoost loss: pass group_id= for CatBoost's "
                              "NDCG")
-        return objective_metric(objective).value(scores, labels, offsets, sample_weight)
+        return self._query_score(X, y, qid, group, sample_weight, objective)
 
     def save_model(self, fname: Any, format: str = "cbm", export_parameters: dict | None = None,
                    pool: Any = None) -> None:
@@ -634,21 +622,13 @@ class StochasticCatBoostRanker(CatBoostRanker, BaseEstimator):
                 raise
             raise unwritable_path_error(fname, self._booster_name, exc) from exc
 
-    def explainer(self, data: Any = None, **kwargs: Any) -> Any:
-        """``shap.TreeExplainer(self, data, **kwargs)`` (SHAP recognises CatBoost models by
-        ``isinstance``, so ``shap.TreeExplainer(ranker)`` works as well); ``feature_names``
-        defaults to ``feature_names_in_``."""
+    def _shap_model(self):
         if not self.is_fitted():
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        try:
-            import shap
-        except ImportError as exc:
-            raise ImportError(f"{type(self).__name__}.explainer needs SHAP: pip install shap "
-                              "(it is shap.TreeExplainer(ranker))") from exc
-        names = self.__dict__.get("feature_names_in_")
-        if names is not None and "feature_names" not in kwargs:
-            kwargs["feature_names"] = [str(name) for name in names]
-        return shap.TreeExplainer(self, data, **kwargs)
+        return self  # SHAP recognises CatBoost models by isinstance
+
+    def _fitted_feature_names(self):
+        return self.__dict__.get("feature_names_in_")
 
     # -- pickling: CatBoost's state, its model as its own pickle with a checksum ------------
     def __getstate__(self):

@@ -15,9 +15,9 @@ import numpy as np
 from lightgbm.basic import _choose_param_value, _ConfigAliases
 
 from ...groups import as_float_array, document_weights, query_weights
-from .._booster_params import LEARNING_RATE_NAMES
-from .._common import EvalMetric, check_objective, check_sglb, objective_metric
-from .._interrupts import sigints_recorded
+from .._booster_params import LEARNING_RATE_NAMES, check_known_names
+from .._common import EvalMetric, check_objective, check_sglb
+from .._ranker import StochasticRankerBase, is_package_metric
 from .._ranker_files import packed_state, save_booster, unpacked_state
 from .._ranker_inputs import (
     as_matrix,
@@ -137,21 +137,16 @@ class _FitState(threading.local):
 _FIT = _FitState()
 
 
-def _is_package_metric(metric) -> bool:
-    # LightGBM's metric names are lower case ("ndcg", "map"); it ignores "NDCG@5" silently
-    return isinstance(metric, EvalMetric) or (isinstance(metric, str) and metric != metric.lower())
-
-
 def _as_lightgbm_metric(metric):
     """A package metric (``"NDCG@5"``, an EvalMetric) as an :class:`LGBMMetric` (a callable
     ``LGBMRanker.fit(eval_metric=...)`` takes); anything else as it is."""
-    if isinstance(metric, LGBMMetric) or not _is_package_metric(metric):
+    if isinstance(metric, LGBMMetric) or not is_package_metric(metric):
         return metric
     m = metric if isinstance(metric, EvalMetric) else EvalMetric.from_string(metric)
     return LGBMMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
 
 
-class StochasticLGBMRanker(lgb.LGBMRanker):
+class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
     """``lightgbm.LGBMRanker`` trained with one of this package's objectives: swap the class
     name, keep the code.
 
@@ -178,9 +173,9 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
     :meth:`fit`); the package's metric names in ``eval_metric`` (``"NDCG@5"``, ``"ERR@10"``,
     ``"MRR"``, an :class:`~stochrank_objectives.eval_metric.EvalMetric`: worst-order ties);
     :meth:`score` for scikit-learn model selection; :meth:`save_model`, :meth:`explainer`; and
-    refusals where LightGBM answers silently (no query of two documents, weights that vary
-    inside a query, +-inf features, a damaged pickle). The documented exceptions are in the
-    LightGBM guide page.
+    refusals where LightGBM answers silently (a misspelt parameter, no query of two
+    documents, weights that vary inside a query, +-inf features, a damaged pickle). The
+    documented exceptions are in the LightGBM guide page.
 
     With the package's objective, the booster that ``lgb.train`` returns inside ``fit`` is
     already final (SGLB's ``c^T`` in the kept trees, objective named ``lambdarank``), so
@@ -345,7 +340,7 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
         _FIT.metric_none = adapter is not None and self._metric_none(train.labels)
         self._objective = self.objective if adapter is None else adapter.objective
         try:
-            with sigints_recorded() as sigints:
+            with self._fit_guard():
                 super().fit(
                     X, train.labels, sample_weight=train.document_weights(),
                     init_score=train.init_scores, group=train.sizes, eval_set=eval_set,
@@ -354,14 +349,6 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
                     eval_at=eval_at, feature_name=feature_name,
                     categorical_feature=categorical_feature, callbacks=callbacks,
                     init_model=init_model, eval_X=eval_X, eval_y=eval_y)
-            if sigints:  # a KeyboardInterrupt something swallowed (see _interrupts)
-                raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
-                                        "compiled a kernel): the model may be incomplete")
-        except BaseException:
-            # never half-updated (LightGBM would keep the old booster beside the new data's
-            # n_features_in_): a failed fit leaves the ranker unfitted
-            self.fitted_, self._Booster = False, None
-            raise
         finally:
             _FIT.adapter, _FIT.callbacks, _FIT.metric_none = previous
         self._fitted_categorical = categorical  # the columns predict leaves to LightGBM too
@@ -372,11 +359,20 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
             del self.propensities_
         return self
 
+    def _forget_fit(self) -> None:
+        # never half-updated (LightGBM would keep the old booster beside the new data's
+        # n_features_in_): a failed fit leaves the ranker unfitted
+        self.fitted_, self._Booster = False, None
+
     def _package_settings(self, eval_metric, callbacks):
         """``(adapter or None, the user's callbacks, eval_metric for LightGBM)``: the package
         objective's adapter, and the deprecated constructor forms resolved."""
         objective = self.objective
         sglb = check_sglb(self.sglb)
+        # LightGBM logs a warning for a misspelt name and trains without it
+        check_known_names({k: v for k, v in self._other_params.items()
+                           if k != "eval_metric" and "__" not in k},
+                          lightgbm_parameter_names(), "LightGBM")
         if objective is None:
             objective = default_objective()
         elif isinstance(objective, str) or (callable(objective)
@@ -532,15 +528,10 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
         """Mean over queries of the objective's metric with worst-order ties (e.g. NDCG@5;
         for a LightGBM objective the default objective's NDCG@5), weighted by
         ``sample_weight`` (query weights): higher is better, as scikit-learn wants."""
-        scores = np.asarray(self.predict(X), dtype=np.float64)
-        labels = as_float_array(y, "y", scores.shape[0])
-        offsets = query_offsets(scores.shape[0], qid, group, "score")
-        if sample_weight is not None:
-            sample_weight = query_weights(sample_weight, offsets, "sample_weight")
         objective: Any = self.objective_
         if not hasattr(objective, "grad_hess"):
             objective = default_objective()
-        return objective_metric(objective).value(scores, labels, offsets, sample_weight)
+        return self._query_score(X, y, qid, group, sample_weight, objective)
 
     def save_model(self, fname) -> None:
         """``booster_.save_model(fname)``; a path that cannot be written raises the matching
@@ -548,21 +539,8 @@ class StochasticLGBMRanker(lgb.LGBMRanker):
         ``PermissionError``) naming it and the fix, LightGBM's error as the ``__cause__``."""
         save_booster(self.booster_, fname, self._booster_name)
 
-    def explainer(self, data: Any = None, **kwargs: Any) -> Any:
-        """``shap.TreeExplainer(self.booster_, data, **kwargs)`` (``feature_names`` from the
-        fitted DataFrame's columns). ``shap.TreeExplainer(ranker)`` works as well: SHAP
-        recognises an ``LGBMRanker``. Each row's base value plus its SHAP values equals
-        :meth:`predict` (under SGLB ``c^T`` is in the trees)."""
-        booster = self.booster_
-        try:
-            import shap
-        except ImportError as exc:
-            raise ImportError(f"{type(self).__name__}.explainer needs SHAP: pip install shap "
-                              "(it is shap.TreeExplainer(ranker.booster_))") from exc
-        names = getattr(self, "_fitted_names", None)
-        if names is not None and "feature_names" not in kwargs:
-            kwargs["feature_names"] = [str(name) for name in names]
-        return shap.TreeExplainer(booster, data, **kwargs)
+    def _fitted_feature_names(self):
+        return getattr(self, "_fitted_names", None)  # None when fitted on an array
 
     # -- pickling: the booster travels as its own pickle with a checksum --------------------
     def __getstate__(self) -> dict:

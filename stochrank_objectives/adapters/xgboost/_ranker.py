@@ -19,10 +19,9 @@ from numpy.typing import ArrayLike
 import xgboost as xgb
 from sklearn.base import BaseEstimator
 
-from ...groups import GroupedData, as_float_array, query_weights
+from ...groups import GroupedData, as_float_array
 from .._common import EvalMetric, check_objective, check_sglb, objective_metric
-from .._interrupts import sigints_recorded
-from .._ranker import StochasticRankerBase
+from .._ranker import StochasticRankerBase, is_package_metric
 from .._ranker_files import packed_state, save_booster, unpacked_state
 from .._ranker_inputs import (
     as_matrix,
@@ -61,12 +60,6 @@ _OLD_FIT_NAMES = {"init_score": "base_margin", "eval_init_score": "base_margin_e
 
 def _is_package_objective(objective) -> bool:
     return not isinstance(objective, str)  # None = the package's default objective
-
-
-def _is_package_metric(metric) -> bool:
-    """``EvalMetric`` objects and names with a capital (``"NDCG@5"``, ``"MRR"``) are the
-    package's; XGBoost's metric names are lower case (``"ndcg@5"``, ``"map"``)."""
-    return isinstance(metric, EvalMetric) or (isinstance(metric, str) and metric != metric.lower())
 
 
 def _qid(offsets) -> np.ndarray:
@@ -119,7 +112,7 @@ class _TrainWithObjective(xgb.callback.TrainingCallback):
         return model
 
 
-class StochasticXGBRanker(xgb.XGBRanker):
+class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
     """``xgboost.XGBRanker`` trained with one of this package's objectives.
 
     Example::
@@ -218,10 +211,10 @@ class StochasticXGBRanker(xgb.XGBRanker):
         # the package's metrics are evaluated in Python (XGBoost would refuse their names)
         metric = params.pop("eval_metric", None)
         if isinstance(metric, (list, tuple)):
-            metric = [m for m in metric if not _is_package_metric(m)] or None
+            metric = [m for m in metric if not is_package_metric(m)] or None
             if metric is not None and len(metric) == 1:  # Booster.set_param takes one string
                 metric = metric[0]
-        if metric is not None and not _is_package_metric(metric):
+        if metric is not None and not is_package_metric(metric):
             params["eval_metric"] = metric
         if _is_package_objective(self.objective):
             params["objective"] = XGBOOST_RANKING_OBJECTIVE
@@ -303,19 +296,11 @@ class StochasticXGBRanker(xgb.XGBRanker):
                           "(XGBRanker's logging period)", DeprecationWarning, stacklevel=2)
             if verbose is False:
                 verbose = self.kwargs["verbose"]
-        try:
-            with sigints_recorded() as sigints:
-                self._fit(X, y, group=group, qid=qid, sample_weight=sample_weight,
-                          eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid,
-                          verbose=verbose, feature_weights=feature_weights, position=position,
-                          propensity=propensity, fit_callbacks=fit_callbacks, **native)
-            if sigints:  # a KeyboardInterrupt something swallowed (see _interrupts)
-                raise KeyboardInterrupt("Ctrl-C during fit, lost on its way (e.g. while Numba "
-                                        "compiled a kernel): the model may be incomplete")
-        except BaseException:
-            # never half-updated: no model of an earlier fit beside the new settings
-            self._forget_fit()
-            raise
+        with self._fit_guard():
+            self._fit(X, y, group=group, qid=qid, sample_weight=sample_weight,
+                      eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid,
+                      verbose=verbose, feature_weights=feature_weights, position=position,
+                      propensity=propensity, fit_callbacks=fit_callbacks, **native)
         return self
 
     def _forget_fit(self) -> None:
@@ -440,8 +425,8 @@ class StochasticXGBRanker(xgb.XGBRanker):
             return given, None  # XGBoost's (a callable; anything else: its TypeError)
         else:
             items = [given] if isinstance(given, (str, EvalMetric)) else list(given)
-            ours = [m for m in items if _is_package_metric(m)]
-            rest = [m for m in items if not _is_package_metric(m)]
+            ours = [m for m in items if is_package_metric(m)]
+            rest = [m for m in items if not is_package_metric(m)]
             native = given if not ours else (rest or None)
         if len(ours) > 1:
             raise NotImplementedError("eval_metric holds several package metrics: XGBoost "
@@ -515,13 +500,8 @@ class StochasticXGBRanker(xgb.XGBRanker):
             return super().score(X, y)
         X, _, _ = as_matrix(X, "X")
         X, qid = _qid_column(X, qid)
-        scores = np.asarray(self.predict(X), dtype=np.float64)
-        labels = as_float_array(y, "y", scores.shape[0])
-        offsets = query_offsets(scores.shape[0], qid, group, "score")
-        if sample_weight is not None:
-            sample_weight = query_weights(sample_weight, offsets, "sample_weight")
-        metric = objective_metric(default_objective() if objective is None else objective)
-        return metric.value(scores, labels, offsets, sample_weight)
+        return self._query_score(X, y, qid, group, sample_weight,
+                                 default_objective() if objective is None else objective)
 
     @property
     def booster_(self) -> xgb.Booster:
@@ -558,9 +538,3 @@ class StochasticXGBRanker(xgb.XGBRanker):
         if "booster_" in state:
             state["_Booster"] = state.pop("booster_")
         self.__dict__.update(state)
-
-    def explainer(self, data: Any = None, **kwargs: Any) -> Any:
-        """``shap.TreeExplainer(ranker.booster_, data, **kwargs)`` (``shap.TreeExplainer(
-        ranker)`` works too: SHAP recognises an ``XGBRanker``); see
-        :meth:`StochasticRankerBase.explainer`."""
-        return StochasticRankerBase.explainer(self, data, **kwargs)
