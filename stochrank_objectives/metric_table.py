@@ -165,7 +165,10 @@ class MetricRow:
         ``raw * scale``.
       no_relevant: the value of a query without relevant documents, ``"one"`` or ``"zero"``.
       additive: continuation 1, so ``ties="expected"`` is exact.
-      needs_top: the reason it needs a cutoff as an objective (``None``: it does not).
+      needs_top: the reason it needs a cutoff as an objective (``None``: it does not): its
+        value on a whole list does not depend on the order. So a training cutoff that covers
+        every list is refused too (``min_top_share=1``, a ``top`` at or above the longest list:
+        ``objectives.training_metric.check_min_top_share`` / ``check_order_can_change``).
       whole_list_fraction: at ``top=None`` its value is the fraction of relevant documents.
       may_grow_cutoff: a larger training cutoff is still a ranking metric (``min_top_share``).
       default_min_top_share: ``min_top_share=None`` with a cutoff.

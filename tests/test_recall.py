@@ -379,3 +379,94 @@ def test_only_the_metric_table_compares_metric_names():
     assert offenders == [], offenders
     assert _compares_names(ast.parse('x = metric == "NDCG"'))
     assert _compares_names(ast.parse('KEYS = ("MAP", "Precision")'))
+
+
+# ----------------------------------------------------------------------------------------
+# No silent answers (issue 44, cases 5 and 6): a training cutoff that covers every list
+# ----------------------------------------------------------------------------------------
+
+
+def _long_lists(sizes=(118, 40, 7, 1), seed=44):
+    rng = np.random.default_rng(seed)
+    offs = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    labels = (rng.random(offs[-1]) < 0.3).astype(float)
+    labels[offs[:-1]] = 1.0  # every query has a relevant document
+    return rng.normal(size=offs[-1]), labels, offs
+
+
+def test_min_top_share_one_is_refused_for_recall():
+    """``min_top_share=1`` grows every query's cutoff to its whole list, where Recall is 1
+    whatever the order (all-zero gradients before the refusal); every share below 1 leaves the
+    lists longer than ``1 / (1 - share)`` something to train."""
+    for kw in (dict(top=5), dict(top=1, threshold=1.0)):
+        with pytest.raises(ValueError, match=r"min_top_share=1 .*metric='Recall'.*below 1"):
+            StochasticRank(metric="Recall", min_top_share=1.0, **kw).sigma_at(0)
+    obj = StochasticRank(metric="Recall", top=5)
+    with pytest.raises(ValueError, match="min_top_share=1"):
+        obj.set_params(min_top_share=1)
+    scores, labels, offs = _long_lists()
+    with pytest.raises(ValueError, match="min_top_share=1"):
+        stochastic_rank_gradient(scores, labels, offs, metric="Recall", top=5,
+                                 min_top_share=1.0)
+    grad = StochasticRank(metric="Recall", top=5, min_top_share=0.99).grad_hess(
+        scores, labels, offs)[0]
+    assert np.any(grad[:118] != 0.0)  # ceil(0.99 x 118) = 117 < 118: the long list trains
+
+
+@pytest.mark.parametrize("metric", ["Recall", "Precision"])
+def test_a_top_covering_every_list_is_refused(metric):
+    """``top`` at or above every list's length: Recall (and Precision) of a whole list does not
+    depend on the order, every gradient is 0 and a booster fits a constant model."""
+    scores, labels, offs = _long_lists()
+    for top in (1000, 118):
+        with pytest.raises(ValueError, match=rf"top={top}\b.*longest has 118 documents.*"
+                                             r"top below 118"):
+            StochasticRank(metric=metric, top=top).grad_hess(scores, labels, offs)
+    # one query longer than the cutoff is enough: the covered ones give 0 legitimately
+    grad = StochasticRank(metric=metric, top=117).grad_hess(scores, labels, offs)[0]
+    assert np.any(grad[:118] != 0.0) and np.all(grad[118:] == 0.0)
+    # the other metrics still depend on the order of a whole list
+    assert np.any(StochasticRank(metric="MAP", top=1000).grad_hess(scores, labels, offs)[0])
+
+
+def test_a_grown_cutoff_covering_every_list_is_refused():
+    scores, labels, offs = _long_lists()
+    # ceil(0.995 n) = n for n = 118, 40, 7, 1: every list covered
+    with pytest.raises(ValueError, match=r"top=5 and min_top_share=0\.995.*longest has 118 "
+                                         r"documents.*min_top_share <= 117/118"):
+        StochasticRank(metric="Recall", top=5, min_top_share=0.995).grad_hess(
+            scores, labels, offs)
+
+
+def test_the_cutoff_check_runs_once_per_training(monkeypatch):
+    """The check belongs to the per-training preparation (cached by the labels and offsets a
+    booster passes unchanged every round), not to every round."""
+    from stochrank_objectives.objectives import stochastic_rank as module
+
+    calls = []
+    check = module.check_order_can_change
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(module, "check_order_can_change", counted)
+    scores, labels, offs = _long_lists()
+    obj = StochasticRank(metric="Recall", top=5)
+    for t in range(3):
+        obj.grad_hess(scores + t, labels, offs, iteration=t)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("booster", ["lightgbm", "xgboost", "catboost"])
+def test_boosters_refuse_a_recall_cutoff_covering_every_list(booster):
+    from _rankers import fit_ranker
+
+    rng = np.random.default_rng(6)
+    sizes = rng.integers(20, 119, 12)
+    sizes[0] = 118
+    X = rng.normal(size=(sizes.sum(), 3))
+    y = (X[:, 0] > 0.5).astype(float)
+    with pytest.raises(ValueError, match=r"top=1000\b.*longest has 118 documents"):
+        fit_ranker(booster, StochasticRank(metric="Recall", top=1000, seed=0), X, y, sizes,
+                   n_estimators=2, n_jobs=1)

@@ -131,7 +131,9 @@ def stochastic_rank_gradient(scores, labels, query_offsets, *, metric="NDCG", to
         :func:`~..training_metric.check_reach`).
       min_top_share: in [0, 1]: a query of ``n`` documents is trained at the cutoff
         ``max(top, ceil(min_top_share * n))`` (:func:`~..training_metric.training_args`; 0 =
-        ``top`` everywhere, the default here; ``None`` = :class:`StochasticRank`'s default).
+        ``top`` everywhere, the default here; ``None`` = :class:`StochasticRank`'s default);
+        1 is refused for Recall, whose value on a whole list is 1 whatever the order
+        (:func:`~..training_metric.check_min_top_share`).
       n_samples: noise draws averaged (>= 1). seed, iteration: key the noise streams.
       estimator: ``"ccs"`` or ``"reinforce"`` (score function, for the paper's ablation).
       conditioning: CCS conditional law, ``"translation"`` (default) or ``"coordinate"``.

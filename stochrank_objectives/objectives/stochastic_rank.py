@@ -23,7 +23,8 @@ import numpy as np
 from ..groups import validate_grouped
 from ..metric_spec import MetricSpec
 from ..metric_values import evaluate_spec
-from .training_metric import check_min_top_share, check_reach, training_args
+from .training_metric import (check_min_top_share, check_order_can_change, check_reach,
+                              training_args)
 from ..validation import anything, choice, integer, real, seed
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIAN_FLOOR, HESSIANS, SMOOTHINGS,
                          SUMMATIONS, abs_gradient_hessian, annealed_sigma,
@@ -83,7 +84,12 @@ class StochasticRank(ObjectiveParams):
         uses the scores themselves (``kernels.noise_scale.center_and_accelerate``). Precision,
         MAP and Recall count ``label > threshold`` as relevant; MAP@k and Recall@k divide by
         all relevant documents.
-      top: cutoff k (``None`` = whole list; required for Precision and Recall).
+      top: cutoff k (``None`` = whole list; required for Precision and Recall, whose value on
+        a whole list does not depend on the order). For those two the first
+        :meth:`grad_hess` on a training set refuses a ``top`` (grown by ``min_top_share``)
+        that covers every query's whole list -- ``top >=`` the longest list's length: every
+        gradient would be 0 (:func:`~..training_metric.check_order_can_change`); the queries
+        it covers while others are longer give 0 legitimately.
       sigma: smoothing noise scale, > 0 -- relative to each query's score spread with
         ``smoothing="relative"`` (default 0.1; useful range 0.05-1), in score units with
         ``"absolute"``. The initial value when annealed (a ``sigma`` above ``sigma_min``).
@@ -137,7 +143,10 @@ class StochasticRank(ObjectiveParams):
         document lands in the top ``k`` of ``n`` with probability ``k / n``: on long lists the
         top-k's small-noise gradient misses most documents. Measured (MQ2008 depth 4 and 6,
         long lists, every booster): ``docs/guide/stochasticrank.md``. :meth:`loss` stays the
-        metric at ``top``.
+        metric at ``top``. Recall refuses ``min_top_share=1``: ``ceil(1 x n) = n`` trains every
+        query on its whole list, where recall is 1 whatever the order. Below 1 a query of
+        ``n`` documents keeps an order to train while ``top < n`` and ``min_top_share <=
+        (n - 1) / n``; training data in which no query does is refused (see ``top``).
       spread_top: relative smoothing: the score spread ``rho_q`` is that of the query's
         ``spread_top`` highest-scored documents (an integer >= 2), the region a top-k metric
         ranks, rather than the whole list's (``None``, default); on lists of hundreds the
@@ -260,6 +269,8 @@ class StochasticRank(ObjectiveParams):
         entry = self.__dict__.get("_prepared_entry")
         if (entry is None or entry[0] != key or not np.array_equal(entry[1], labels)
                 or not np.array_equal(entry[2], offs)):
+            # once per training data (a booster passes the same arrays every round)
+            check_order_can_change(p["spec"], offs, p["min_top_share"])
             entry = (key, labels.copy(), offs.copy(),
                      training_args(p["spec"], labels, offs, reach=p["reach"],
                                    min_top_share=p["min_top_share"]))

@@ -20,7 +20,8 @@ from ..metric_table import GROWING_CUTOFF_METRICS, MRR_REACH, NDCG_MIN_TOP_SHARE
 from ..validation import real
 
 __all__ = ["with_reach", "reach_depth", "reach_kernel_options", "training_args",
-           "training_cutoffs", "check_reach", "check_min_top_share", "GROWING_CUTOFF_METRICS",
+           "training_cutoffs", "check_reach", "check_min_top_share", "check_order_can_change",
+           "GROWING_CUTOFF_METRICS",
            "MRR_REACH", "NDCG_MIN_TOP_SHARE", "REACH_TAIL"]
 
 # GROWING_CUTOFF_METRICS, MRR_REACH and NDCG_MIN_TOP_SHARE are facts of the metric table
@@ -190,7 +191,9 @@ def check_reach(reach, spec, estimator="ccs"):
 
 def check_min_top_share(share, spec):
     """The share in use: ``None`` -> ``NDCG_MIN_TOP_SHARE`` for NDCG with a cutoff, else 0; a
-    positive one needs a cutoff and one of ``GROWING_CUTOFF_METRICS``; in [0, 1]."""
+    positive one needs a cutoff and one of ``GROWING_CUTOFF_METRICS``; in [0, 1]; 1 is refused
+    for a metric whose value on a whole list does not depend on the order (the table's
+    ``needs_top``: Recall), since ``ceil(1 x n) = n`` trains every query on its whole list."""
     if share is None:
         return spec.row.default_min_top_share if spec.top is not None else 0.0
     share = _UNIT_INTERVAL(share, "min_top_share")
@@ -201,4 +204,50 @@ def check_min_top_share(share, spec):
     if share > 0.0 and spec.top is None:
         raise ValueError(f"min_top_share={share:g} grows a cutoff, and top=None has none (every "
                          "query is trained on its whole list); set top=k or min_top_share=0")
+    reason = spec.row.needs_top  # the metric of a whole list does not depend on the order
+    if share >= 1.0 and reason is not None:
+        # ceil(1 x n) = n: every query, of any length, is trained on its whole list. Any share
+        # below 1 leaves the lists of n > 1 / (1 - share) documents an order to train; whether
+        # the data has one is checked at training (check_order_can_change)
+        raise ValueError(
+            f"min_top_share={share:g} with metric='{spec.metric.capitalize()}' grows every "
+            f"query's training cutoff to its whole list, and {reason}: every gradient would be "
+            f"0 (a constant model); set min_top_share below 1 (a query of n documents keeps an "
+            f"order to train while top < n and min_top_share <= (n - 1) / n), or to 0 to train "
+            f"at top={spec.top} in every query")
     return share
+
+
+def check_order_can_change(spec: MetricSpec, query_offsets, min_top_share: float = 0.0):
+    """Refuse a training in which no query's order can change the metric: for a metric whose
+    value on a whole list does not depend on the order (the table's ``needs_top``: Precision,
+    Recall), when every query's training cutoff ``T_q`` (:func:`training_cutoffs`) covers its
+    list, ``T_q >= n_q``. Every gradient would then be 0 and a booster would fit a constant
+    model. Queries covered while others are not give 0 legitimately (they are not refused), and
+    so do data without a list of two documents (no metric has an order to train there).
+    ``O(number of queries)``; the objective runs it once per training data.
+
+    Example: Recall at ``top=1000`` on lists of at most 118 documents raises ValueError.
+
+    Args:
+      spec: the metric; query_offsets: validated int64 offsets; min_top_share: the share in
+        use (:func:`check_min_top_share`).
+    """
+    reason = spec.row.needs_top
+    if reason is None or spec.top is None:
+        return
+    sizes = np.diff(np.asarray(query_offsets, np.int64))
+    longest = int(sizes.max()) if sizes.size else 0
+    if longest < 2:
+        return
+    cutoffs = (training_cutoffs(spec.top, sizes, min_top_share) if min_top_share > 0.0
+               else spec.top)
+    if np.all(cutoffs >= sizes):
+        share = (f" and min_top_share={min_top_share:g}" if min_top_share > 0.0 else "")
+        cutoff = (" max(top, ceil(min_top_share * n))" if min_top_share > 0.0 else "")
+        fix = (f" and min_top_share <= {longest - 1}/{longest}" if min_top_share > 0.0 else "")
+        raise ValueError(
+            f"metric='{spec.metric.capitalize()}' with top={spec.top}{share}: the training "
+            f"cutoff{cutoff} covers the whole list of every query (the longest has {longest} "
+            f"documents), and {reason}: every gradient would be 0 (a constant model); set top "
+            f"below {longest}{fix}, so that at least the longest list has an order to train")
