@@ -15,14 +15,16 @@ Example::
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from ..groups import as_float_array, query_weights
 from ._common import EvalMetric, objective_metric
 from ._interrupts import sigints_recorded
 from ._ranker_inputs import query_offsets
+from ._ranker_settings import default_objective
 
 __all__ = ["StochasticRankerBase", "is_package_metric"]
 
@@ -62,6 +64,27 @@ class StochasticRankerBase:
         except BaseException:
             self._forget_fit()
             raise
+
+    def _set_params_nested(self, params: dict, set_plain: Callable[..., Any]) -> Any:
+        """``set_params`` with scikit-learn's nested ``objective__*`` / ``sglb__*`` names,
+        in scikit-learn's order: the top-level parameters first (``set_plain``: the booster
+        ranker's own ``set_params``), so that ``sglb=`` and ``sglb__*`` work in one call
+        (``set_params(**other.get_params(deep=True))``); ``objective__*`` on
+        ``objective=None`` first sets :func:`default_objective`."""
+        nested = {key: value for key, value in params.items()
+                  if "__" in key and key.partition("__")[0] in ("objective", "sglb")}
+        plain = {key: value for key, value in params.items() if key not in nested}
+        if any(key.startswith("sglb__") for key in nested) and plain.get(
+                "sglb", getattr(self, "sglb", None)) is None:
+            raise ValueError("sglb__* parameters need an SGLB schedule: pass sglb=SGLB(...) "
+                             "(or set_params(sglb=SGLB(...))) first")
+        set_plain(**plain)
+        if any(key.startswith("objective__") for key in nested) and getattr(
+                self, "objective", None) is None:
+            set_plain(objective=default_objective())
+        if nested:
+            BaseEstimator.set_params(self, **nested)
+        return self
 
     def _shap_model(self) -> Any:
         return self.booster_  # type: ignore[attr-defined]  # the booster's ranker has it

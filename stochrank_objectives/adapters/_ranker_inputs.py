@@ -23,7 +23,7 @@ from ..clicks import DEFAULT_CLIP, RegressionEM, check_positions, ips_labels
 from ..groups import GroupedData, as_float_array, query_offsets_from_qid, query_offsets_from_sizes
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
-           "check_eval_queries", "check_feature_values", "category_columns", "per_eval_set",
+           "check_eval_queries", "rankable_queries", "check_feature_values", "category_columns", "per_eval_set",
            "click_labels"]
 
 #: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
@@ -232,19 +232,22 @@ def training_data(X, y, n_rows: int, qid, group, position, propensity, sample_we
         raise ValueError("y must be non-negative relevance labels")
     offsets = query_offsets(n_rows, qid, group, "fit")
     labels, propensities = click_labels(X, labels, position, propensity)
-    check_training_queries(labels, offsets)
     names = {"labels": "y", "weights": "sample_weight", "init_scores": init_name}
-    return GroupedData(labels, offsets, weights=sample_weight, init_scores=init_scores,
-                       names=names), propensities
+    data = GroupedData(labels, offsets, weights=sample_weight, init_scores=init_scores,
+                       names=names)
+    check_training_queries(labels, offsets, data.weights)
+    return data, propensities
 
 
-def check_training_queries(labels: np.ndarray, offsets: np.ndarray) -> None:
+def check_training_queries(labels: np.ndarray, offsets: np.ndarray,
+                           weights: np.ndarray | None = None) -> None:
     """Refuse training data with nothing to rank; warn when every query's gradient is zero.
 
     Raises a ``ValueError`` when ``X`` has no rows or every query has a single document, and
-    warns (``UserWarning``) when every query's labels are all equal: the ranking metric of each
-    query is then the same for every order, so every query's gradient is zero and the booster
-    trains a constant model.
+    warns (``UserWarning``) when no query is rankable (:func:`rankable_queries`: every query's
+    labels are all equal, or those that differ have weight 0): the ranking metric of each
+    query is then the same for every order, so every gradient is zero and the booster trains a
+    constant model.
     """
     n_rows = labels.shape[0]
     if n_rows == 0:
@@ -254,40 +257,68 @@ def check_training_queries(labels: np.ndarray, offsets: np.ndarray) -> None:
         raise ValueError(f"every query of qid/group has a single document ({n_rows} rows in "
                          f"{sizes.size} queries): there is nothing to rank; fit needs at least "
                          "one query of two or more documents")
-    if _every_query_flat(labels, offsets):
+    if rankable_queries(labels, offsets).any() and not rankable_queries(
+            labels, offsets, weights).any():
+        warnings.warn("sample_weight: every query whose documents differ in relevance has "
+                      "weight 0 (weight 0 removes a query), so every gradient is zero and the "
+                      "booster trains a constant model; check sample_weight", UserWarning,
+                      stacklevel=4)
+    elif not rankable_queries(labels, offsets).any():
         warnings.warn("y: the labels of every query are all equal, so every query's gradient is "
                       "zero and the booster trains a constant model; check y and qid/group",
                       UserWarning, stacklevel=4)
 
 
 def check_eval_queries(labels: np.ndarray, offsets: np.ndarray, where: str,
-                       early_stopping: bool) -> None:
+                       early_stopping: bool, weights: np.ndarray | None = None) -> None:
     """Refuse early stopping on an eval set with nothing to rank; warn without early stopping.
 
-    When every query of the eval set has all its labels equal (one-document queries
-    included), its ranking metric is the same for every model: early stopping on it would stop
-    after ``early_stopping_rounds`` rounds and keep the first tree, silently. Then a
-    ``ValueError`` (``early_stopping`` is true: the set is the one watched) or a
-    ``UserWarning`` names the set. Some flat queries among rankable ones are fine.
+    When no query of the eval set is rankable (:func:`rankable_queries`: every query has all
+    its labels equal, one-document queries included, or those that differ have weight 0), its
+    ranking metric is the same for every model: early stopping on it would stop after
+    ``early_stopping_rounds`` rounds and keep the first tree, silently. Then a ``ValueError``
+    (``early_stopping`` is true: the set is the one watched) or a ``UserWarning`` names the
+    set. Some flat or weight-0 queries among rankable ones are fine.
+
+    Args:
+      labels, offsets: the eval set's labels and query offsets.
+      where: its name in the messages (``"eval_set[0]"``).
+      early_stopping: whether early stopping watches it.
+      weights: its query weights (one per query), or None.
     """
-    if not _every_query_flat(labels, offsets):
+    if rankable_queries(labels, offsets, weights).any():
         return
-    what = (f"{where}: the labels of every query are all equal (or every query has a single "
-            "document), so the eval metric on it is a constant, the same for every model")
+    if rankable_queries(labels, offsets).any():
+        what = (f"{where}: every query whose documents differ in relevance has weight 0 "
+                "(weight 0 removes a query), so the eval metric on it is a constant, the same "
+                "for every model")
+        fix = "give some of those queries a positive weight (check its sample weights)"
+    else:
+        what = (f"{where}: the labels of every query are all equal (or every query has a "
+                "single document), so the eval metric on it is a constant, the same for every "
+                "model")
+        fix = ("pass an eval set with queries of documents of different relevance (check its "
+               "y and qid)")
     if early_stopping:
-        raise ValueError(f"{what}: early stopping on it would keep the first tree. Pass an eval "
-                         "set with queries of documents of different relevance (check its y "
-                         "and qid), or drop early_stopping_rounds")
-    warnings.warn(f"{what}; check its y and qid", UserWarning, stacklevel=4)
+        raise ValueError(f"{what}: early stopping on it would keep the first tree. "
+                         f"{fix[0].upper() + fix[1:]}, or drop early_stopping_rounds")
+    warnings.warn(f"{what}; {fix}", UserWarning, stacklevel=4)
 
 
-def _every_query_flat(labels: np.ndarray, offsets: np.ndarray) -> bool:
-    """Whether no query has two documents of different labels (its metric ignores the order)."""
-    starts = offsets[:-1][np.diff(offsets) > 0]
-    if starts.size == 0:
-        return True
-    return bool(np.array_equal(np.minimum.reduceat(labels, starts),
-                               np.maximum.reduceat(labels, starts)))
+def rankable_queries(labels: np.ndarray, offsets: np.ndarray,
+                     weights: np.ndarray | None = None) -> np.ndarray:
+    """Per query, whether its order can change a ranking metric: two documents of different
+    labels, and a positive weight when query ``weights`` are given."""
+    sizes = np.diff(offsets)
+    rankable = np.zeros(sizes.size, dtype=bool)
+    filled = sizes > 0
+    if filled.any():
+        starts = offsets[:-1][filled]
+        rankable[filled] = (np.minimum.reduceat(labels, starts)
+                            != np.maximum.reduceat(labels, starts))
+    if weights is not None:
+        rankable &= np.asarray(weights, dtype=np.float64).reshape(-1) > 0
+    return rankable
 
 
 def click_labels(X, clicks, position, propensity):

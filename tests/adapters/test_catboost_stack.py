@@ -3,6 +3,7 @@ among them), initial scores (CatBoost's ``baseline``), continued training (``ini
 under SGLB and early stopping, and ``LossFunctionChange`` importances of ``booster_``."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -178,6 +179,26 @@ def test_init_model_forms_and_the_noise_iteration_continue(route, tmp_path):
     assert from_native.booster_.tree_count_ == 5
 
 
+def test_continued_training_on_the_pointer_route_warns_when_catboost_draws_noise():
+    """At CatBoost's defaults (a bootstrap, random_strength=1) the pointer route's continued
+    fit draws its noise again: 4 + 4 trees are not the 8-tree model, and it says so (issue 44,
+    case 1); without CatBoost's noise, or on the per-tree route, they are, and it is silent."""
+    first = ranker(n_estimators=4).fit(X, Y, qid=QID)
+    with pytest.warns(RuntimeWarning, match=r"init_model on route 'pointer': CatBoost draws "
+                                            r".*route='per_tree'.*bootstrap_type='No' and "
+                                            r"random_strength=0"):
+        cont = ranker(n_estimators=4).fit(X, Y, qid=QID, init_model=first)
+    whole = ranker(n_estimators=8).fit(X, Y, qid=QID)
+    assert np.abs(cont.predict(XV) - whole.predict(XV)).max() > 1e-6  # what it warns of
+    for kw in (EXACT, dict(route="per_tree")):
+        first = ranker(n_estimators=4, **kw).fit(X, Y, qid=QID)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            cont = ranker(n_estimators=4, **kw).fit(X, Y, qid=QID, init_model=first)
+        whole = ranker(n_estimators=8, **kw).fit(X, Y, qid=QID)
+        np.testing.assert_allclose(cont.predict(XV), whole.predict(XV), rtol=0, atol=1e-10)
+
+
 def test_init_model_errors(tmp_path):
     with pytest.raises(ValueError, match="init_model.*not fitted"):
         ranker().fit(X, Y, qid=QID, init_model=ranker())
@@ -209,8 +230,8 @@ def test_early_stopping_with_init_model(sglb):
 
 
 def test_early_stopping_with_init_model_on_the_pointer_route():
-    first = ranker(n_estimators=4).fit(X, Y, qid=QID)
-    cont = ranker(n_estimators=40, early_stopping_rounds=3, route="pointer").fit(
+    first = ranker(n_estimators=4, **EXACT).fit(X, Y, qid=QID)
+    cont = ranker(n_estimators=40, early_stopping_rounds=3, route="pointer", **EXACT).fit(
         X, Y, qid=QID, eval_set=EVAL, init_model=first)
     history = cont.evals_result_["validation"][CB_NDCG5]
     best = int(np.argmax(history))

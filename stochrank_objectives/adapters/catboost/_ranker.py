@@ -369,10 +369,10 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
                                          if hasattr(features, "shape") else None)
         labels, propensities = click_labels(features, labels, extras["position"],
                                             extras["propensity"])
-        check_training_queries(labels, offsets)
         train = GroupedData(labels, offsets, weights=weights, init_scores=init_scores,
                             names={"labels": "y", "weights": "sample_weight",
                                    "init_scores": "baseline"})
+        check_training_queries(labels, offsets, train.weights)
         evals = _eval_data(native["eval_set"], extras, features, cat_features, pool_names,
                            settings.early_stopping_rounds is not None)
         if settings.early_stopping_rounds is not None and not evals:
@@ -459,8 +459,16 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
                                  "route='per_tree' (one tree per fit, about 3x slower)")
             warnings.warn(f"{blocked}, so the ranker trains one tree per fit (about 3x "
                           "slower); pass route='per_tree' to choose it yourself",
-                          RuntimeWarning, stacklevel=5)
+                          RuntimeWarning, stacklevel=4)
             route_used = "per_tree"
+        if init_model is not None and route_used == "pointer" and _draws_randomness(params):
+            warnings.warn(
+                "init_model on route 'pointer': CatBoost draws its bootstrap and split noise "
+                "again from random_seed in this fit, so the new trees are not those that one fit "
+                "of all the trees would grow (the model differs; its quality does not in "
+                "distribution). For the one-fit model pass route='per_tree' (it seeds each tree "
+                "by its index) or bootstrap_type='No' and random_strength=0", RuntimeWarning,
+                stacklevel=4)
         pools, eval_weights = [], []  # CatBoost's ranking metrics weigh queries by group_weight
         for i, (Xi, data, pool) in enumerate(evals):
             if pool is not None:  # the user's Pool, copied (the routes set its baseline)
@@ -842,7 +850,8 @@ def _eval_data(eval_set, extras, X, cat_features, pool_names, stopping):
         if data is not None:  # early stopping watches the last set only
             check_eval_queries(data.labels, np.array([0, len(data.labels)])
                                if data.query_offsets is None else data.query_offsets,
-                               f"eval_set[{i}]", stopping and i == len(evals) - 1)
+                               f"eval_set[{i}]", stopping and i == len(evals) - 1,
+                               data.weights)
     return evals
 
 
@@ -899,6 +908,17 @@ def _checked_init_model(init_model, n_features):
     if n_features is not None and n_model != n_features:
         raise ValueError(f"init_model has {n_model} features, X has {n_features}")
     return model
+
+
+def _draws_randomness(params: dict) -> bool:
+    """Whether CatBoost draws random numbers while growing trees with these parameters:
+    a bootstrap (any but ``"No"``, or ``"Bayesian"`` at ``bagging_temperature`` 0), split
+    noise (``random_strength`` above 0, 1 by default) or feature sampling (``rsm`` below 1)."""
+    bootstrap = params.get("bootstrap_type")
+    sampled = not (bootstrap == "No" or (bootstrap == "Bayesian"
+                                         and float(params.get("bagging_temperature", 1)) == 0))
+    return (sampled or float(params.get("random_strength", 1)) != 0
+            or float(params.get("rsm", 1) or 1) < 1)
 
 
 def _as_baseline(scores):
