@@ -50,6 +50,13 @@ def _check_learning_rate(params, sglb: SGLB) -> None:
                              "both, or leave the booster's unset")
 
 
+def is_sglb_callback(callback) -> bool:
+    """Whether ``callback`` is :meth:`LGBMObjective.callback` of an adapter with an SGLB
+    schedule (one that sets SGLB's learning rates): the ranker refuses it among the user's
+    callbacks, as it runs its own."""
+    return isinstance(callback, LGBMCallback) and callback.sglb is not None
+
+
 class LGBMCallback:
     """Before-iteration callback: iteration index and SGLB learning rate.
 
@@ -68,6 +75,11 @@ class LGBMCallback:
         self._sglb = sglb
         self._rate = None if sglb is None else lgb.reset_parameter(
             learning_rate=sglb.learning_rate_at)
+
+    @property
+    def sglb(self) -> SGLB | None:
+        """The SGLB schedule whose learning rates this callback sets (None: none)."""
+        return self._sglb
 
     def __call__(self, env) -> None:
         t = env.iteration - env.begin_iteration

@@ -18,7 +18,12 @@ from ...groups import as_float_array, document_weights, query_weights
 from .._booster_params import LEARNING_RATE_NAMES, check_known_names
 from .._common import EvalMetric, check_objective, check_sglb
 from .._ranker import StochasticRankerBase, is_package_metric
-from .._ranker_files import packed_state, save_booster, unpacked_state
+from .._ranker_files import (
+    lightgbm_model_file_damage,
+    packed_state,
+    save_booster,
+    unpacked_state,
+)
 from .._ranker_inputs import (
     as_matrix,
     category_columns,
@@ -31,6 +36,7 @@ from .._ranker_inputs import (
 )
 from .._ranker_settings import default_objective
 from .._serving import LIGHTGBM_RANKING_OBJECTIVE, lightgbm_as_ranker
+from ._callback import is_sglb_callback
 from ._metric import LGBMMetric
 from ._objective import LGBMObjective
 
@@ -46,10 +52,33 @@ def lightgbm_parameter_names() -> frozenset:
 
 
 def _in_lightgbm_order(pairs, n: int) -> list:
-    """The callbacks of ``(position, callback)`` pairs in LightGBM's order: by their ``order``
+    """The ``(position, callback)`` pairs in LightGBM's order: by the callbacks' ``order``
     attribute, where ``lgb.train`` gives one without it ``position - n`` (``n`` callbacks)."""
-    return [cb for _, cb in sorted(pairs, key=lambda pair: getattr(pair[1], "order",
-                                                                    pair[0] - n))]
+    return sorted(pairs, key=lambda pair: getattr(pair[1], "order", pair[0] - n))
+
+
+def _callback_name(callback) -> str:
+    return getattr(callback, "__name__", None) or type(callback).__name__
+
+
+def _sglb_callback_error(i: int, sglb, objective) -> ValueError:
+    """The error for :meth:`LGBMObjective.callback` of an SGLB adapter as ``callbacks[i]``."""
+    start = f"callbacks[{i}] is LGBMObjective.callback() of an adapter with an SGLB schedule"
+    if sglb is not None:
+        return ValueError(
+            f"{start}: the ranker already applies sglb= (its own callback sets each tree's "
+            "SGLB learning rate and makes the booster final), so this one would set the "
+            "learning rates a second time; drop it from callbacks= and pass the schedule only "
+            "as sglb=SGLB(...) (the adapter's callback is for the low-level lgb.train, with "
+            "that adapter as the objective)")
+    fits = ("the package objective" if objective is not None
+            else "LightGBM's objective")
+    return ValueError(
+        f"{start}, but the ranker has no sglb=: the callback would set SGLB's learning rates "
+        f"on trees that {fits} fits without SGLB's shrinkage, and nothing makes the booster "
+        "final (no c^T): a model neither SGLB's nor the plain one. Pass sglb=SGLB(...) to the "
+        "ranker (with a package objective) and drop the callback, or train with lgb.train, "
+        "that adapter as the objective and its callback")
 
 
 class _RankerCallbacks:
@@ -75,35 +104,50 @@ class _RankerCallbacks:
         return [_Dispatch(self._before, -math.inf, True), _Dispatch(self._after, math.inf, False)]
 
     def _split(self, before: bool) -> list:
+        """The user's ``(position, callback)`` pairs run before (after) each iteration."""
         picked = [(i, cb) for i, cb in enumerate(self.user)
                   if bool(getattr(cb, "before_iteration", False)) == before]
         return _in_lightgbm_order(picked, len(self.user))
 
+    def _check_rate(self, env, i: int, callback) -> None:
+        """Under SGLB, refuse a learning rate ``callback`` (``callbacks[i]``) set: in
+        ``env.params`` (``lgb.reset_parameter``) or on the booster itself
+        (``env.model.reset_parameter``, which updates ``Booster.params``). Set before a tree it
+        would train that tree with another rate; set after one, the next tree's rate would
+        be that one or SGLB's replacing it without a word."""
+        sglb = self.adapter.sglb
+        if sglb is None:
+            return
+        t = env.iteration - env.begin_iteration
+        rate = sglb.learning_rate_at(t)
+        changed = {name: params[name] for params in (env.params, env.model.params or {})
+                   for name in LEARNING_RATE_NAMES
+                   if name in params and params[name] != rate}
+        if changed:
+            raise ValueError(
+                f"callbacks[{i}] ({_callback_name(callback)}) changed the learning rate "
+                f"({changed}) that SGLB sets for tree {t} ({rate!r}, sglb.learning_rate_at"
+                f"({t})): SGLB's schedule fixes each tree's learning rate (its shrinkage and "
+                "noise are defined by it), so drop the callback's change "
+                "(lgb.reset_parameter(learning_rate=...), env.model.reset_parameter(...)) and "
+                "set the rate with sglb=SGLB(learning_rate=...) (and the same learning_rate=) "
+                "instead, or drop sglb=")
+
     def _before(self, env) -> None:
         for cb in self.own_before:
             cb(env)
-        user = self._split(True)
-        for cb in user:
+        for i, cb in self._split(True):
             cb(env)
-        sglb = self.adapter.sglb
-        if sglb is not None and user:
-            rate = sglb.learning_rate_at(env.iteration - env.begin_iteration)
-            changed = {name: env.params[name] for name in LEARNING_RATE_NAMES
-                       if name in env.params and env.params[name] != rate}
-            if changed:
-                raise ValueError(
-                    f"a callback in callbacks= changed the learning rate ({changed}) that SGLB "
-                    f"sets for tree {env.iteration - env.begin_iteration} ({rate!r}, "
-                    "sglb.learning_rate_at): SGLB's reparametrisation needs its own rates; "
-                    "drop lgb.reset_parameter(learning_rate=...) or the SGLB schedule")
+            self._check_rate(env, i, cb)
 
     def _after(self, env) -> None:
         stop = None
-        for cb in self._split(False):
+        for i, cb in self._split(False):
             try:
                 cb(env)
             except lgb.callback.EarlyStopException as exc:
                 stop = stop or exc  # the first one stops; later callbacks still see the round
+            self._check_rate(env, i, cb)
         if stop is not None or env.iteration == env.end_iteration - 1:
             kept = env.iteration + 1 if stop is None else stop.best_iteration + 1
             self.adapter.finalize_trees(env.model, kept, env.begin_iteration)
@@ -144,6 +188,22 @@ def _as_lightgbm_metric(metric):
         return metric
     m = metric if isinstance(metric, EvalMetric) else EvalMetric.from_string(metric)
     return LGBMMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
+
+
+def _check_model_file(init_model) -> None:
+    """Refuse an ``init_model`` path that is not a whole LightGBM model file, before LightGBM
+    reads it: it aborts the process on a truncated one and raises its internal "Unknown model
+    format" for another booster's (see :func:`lightgbm_model_file_damage`). A missing file is
+    left to LightGBM's own error ("Could not open ...")."""
+    path = os.fspath(init_model)
+    if not os.path.isfile(path):
+        return
+    with open(path, "rb") as file:
+        damage = lightgbm_model_file_damage(file.read())
+    if damage is not None:
+        raise ValueError(f"init_model={path!r} {damage}; pass a file saved by the ranker's "
+                         "save_model(path) (or lightgbm.Booster.save_model), or the fitted "
+                         "ranker or its booster_ itself")
 
 
 class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
@@ -225,19 +285,9 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
     def set_params(self, **params: Any) -> StochasticLGBMRanker:
         """``LGBMRanker.set_params``, plus the nested ``objective__*`` / ``sglb__*`` parameters
         of scikit-learn (``objective__top=10``; on ``objective=None`` it first sets
-        :func:`default_objective`; ``sglb__*`` needs an SGLB set)."""
-        nested = {k: v for k, v in params.items() if "__" in k}
-        if any(k.startswith("objective__") for k in nested) and self.objective is None:
-            super().set_params(objective=default_objective())
-        if any(k.startswith("sglb__") for k in nested) and self.sglb is None:
-            raise ValueError("sglb__* parameters need an SGLB schedule: pass sglb=SGLB(...) "
-                             "(or set_params(sglb=SGLB(...))) first")
-        super().set_params(**{k: v for k, v in params.items() if k not in nested})
-        if nested:
-            from sklearn.base import BaseEstimator
-
-            BaseEstimator.set_params(self, **nested)
-        return self
+        :func:`default_objective`; ``sglb__*`` needs an SGLB, set before or in the same
+        call)."""
+        return self._set_params_nested(params, super().set_params)
 
     # -- the objective handed over (below LightGBM's public API: lightgbm 4.7.0) -------------
     def _process_params(self, stage: str) -> dict:
@@ -323,12 +373,11 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
             eval_set = None
         self._check_init_model(init_model, init_score, eval_init_score)
         adapter, user_callbacks, metrics = self._package_settings(eval_metric, callbacks)
-        if self._stopping_rounds_given():
-            for i, (lab, off) in enumerate(evals):
-                check_eval_queries(lab, off, f"eval_set[{i}]", True)
-        else:
-            for i, (lab, off) in enumerate(evals):
-                check_eval_queries(lab, off, f"eval_set[{i}]", False)
+        # LightGBM's early stopping (a parameter or lgb.early_stopping) watches every set
+        stopping = bool(self._stopping_rounds_given()) or any(
+            isinstance(cb, lgb.callback._EarlyStoppingCallback) for cb in user_callbacks)
+        for i, (lab, off, w) in enumerate(evals):
+            check_eval_queries(lab, off, f"eval_set[{i}]", stopping, w)
         if adapter is None:
             callbacks = user_callbacks
         else:
@@ -370,9 +419,11 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
         objective = self.objective
         sglb = check_sglb(self.sglb)
         # LightGBM logs a warning for a misspelt name and trains without it
+        # (LGBMModel.set_params also files the constructor's own arguments there)
         check_known_names({k: v for k, v in self._other_params.items()
                            if k != "eval_metric" and "__" not in k},
-                          lightgbm_parameter_names(), "LightGBM")
+                          lightgbm_parameter_names() | set(self._get_param_names()),
+                          "LightGBM")
         if objective is None:
             objective = default_objective()
         elif isinstance(objective, str) or (callable(objective)
@@ -395,6 +446,8 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
                 raise TypeError(f"callbacks[{i}] is a {type(cb).__name__}, not a LightGBM "
                                 "callback: pass functions of env (lightgbm.CallbackEnv), such "
                                 "as lgb.early_stopping(10) or lgb.log_evaluation(1)")
+            if is_sglb_callback(cb):
+                raise _sglb_callback_error(i, sglb, objective)
         verbose = self._other_params.get("verbose")
         if isinstance(verbose, bool):
             warnings.warn("verbose=True/False (the eval log) is deprecated: LightGBM's verbose "
@@ -481,10 +534,11 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
             check_feature_values(Xi, f"eval_set[{i}] X", categorical, self._categories_how)
             labels = as_float_array(yi, f"eval_set[{i}] y", ni)
             offsets = query_offsets(ni, None, gi, f"eval_set[{i}]")
+            per_query = None
             if weights is not None and i < len(weights) and weights[i] is not None:
-                weights[i] = document_weights(query_weights(
-                    weights[i], offsets, f"eval_sample_weight[{i}]"), offsets)
-            evals.append((labels, offsets))
+                per_query = query_weights(weights[i], offsets, f"eval_sample_weight[{i}]")
+                weights[i] = document_weights(per_query, offsets)
+            evals.append((labels, offsets, per_query))
         return evals, eval_X, eval_y, eval_group, (eval_sample_weight if weights is None
                                                    else weights), eval_names
 
@@ -498,6 +552,8 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
             raise TypeError("init_model must be a fitted StochasticLGBMRanker, a fitted "
                             "lightgbm.LGBMModel, a lightgbm.Booster or the path of a LightGBM "
                             f"model file, got {type(init_model).__name__}")
+        if isinstance(init_model, (str, os.PathLike)):
+            _check_model_file(init_model)
         if init_score is not None or (eval_init_score is not None and any(
                 s is not None for s in eval_init_score)):
             raise ValueError(
