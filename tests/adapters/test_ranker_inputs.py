@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from stochrank_objectives import StochasticRank
+from stochrank_objectives import SGLB, StochasticRank
 
 BOOSTERS = {
     "lightgbm": ("StochasticLGBMRanker", dict(num_leaves=7, min_data_in_leaf=5)),
@@ -230,6 +230,40 @@ def test_an_eval_set_with_some_flat_queries_is_accepted(make):
         make(early_stopping_rounds=2).fit(X, Y, qid=QID, eval_set=[(X[:40], y, QID[:40])])
 
 
+# each booster's name for the eval sets' weights, one entry per set
+EVAL_WEIGHTS = {"lightgbm": "eval_sample_weight", "xgboost": "sample_weight_eval_set",
+                "catboost": "eval_sample_weight"}
+
+
+def _weighted_out_eval_set():
+    """Five queries: two flat of weight 1, three rankable of weight 0 (per row)."""
+    y = Y[:40].copy()
+    y[:16] = 1.0
+    w = np.where(QID[:40] < 2, 1.0, 0.0)
+    return (X[:40], y, QID[:40]), w
+
+
+def test_early_stopping_on_an_eval_set_whose_rankable_queries_weigh_0_is_refused(make):
+    # weight 0 removes a query: left are flat queries, a constant metric (issue 44, case 4)
+    evals, w = _weighted_out_eval_set()
+    with pytest.raises(ValueError, match=r"^eval_set\[0\]: every query whose documents differ "
+                                         r"in relevance has weight 0.*early_stopping_rounds"):
+        make(early_stopping_rounds=2).fit(X, Y, qid=QID, eval_set=[evals],
+                                          **{EVAL_WEIGHTS[make.booster]: [w]})
+    with pytest.warns(UserWarning, match=r"^eval_set\[0\]: every query whose documents "
+                                         r"differ in relevance has weight 0"):
+        make().fit(X, Y, qid=QID, eval_set=[evals], **{EVAL_WEIGHTS[make.booster]: [w]})
+
+
+def test_training_rows_whose_rankable_queries_weigh_0_warn_of_a_constant_model(make):
+    y = Y.copy()
+    y[QID < 2] = 1.0
+    w = np.where(QID < 2, 1.0, 0.0)
+    with pytest.warns(UserWarning, match=r"^sample_weight: every query whose documents differ "
+                                         r"in relevance has weight 0.*constant model"):
+        make().fit(X, y, qid=QID, sample_weight=w)
+
+
 @pytest.mark.parametrize("bad,shown", [(np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "-inf")])
 def test_a_non_finite_qid_is_refused_naming_the_row(make, bad, shown):
     qid = QID.astype(np.float64)
@@ -324,3 +358,16 @@ def test_duplicate_column_names_are_refused(make):
     ranker = make().fit(X, Y, qid=QID)
     with pytest.raises(ValueError, match=r"^X has duplicate column names \['a', 'b'\]"):
         ranker.predict(frame)
+
+
+def test_set_params_takes_the_deep_params_of_a_ranker_with_sglb(make):
+    # scikit-learn sets top-level parameters before nested ones: sglb= and sglb__* in one
+    # call work on a ranker without SGLB (issue 44, case 8)
+    source = make(learning_rate=0.1, sglb=SGLB(0.1, 0.01, 1e4, seed=0))
+    target = make(learning_rate=0.1)
+    target.set_params(**source.get_params(deep=True))
+    assert target.get_params()["sglb"] is source.get_params()["sglb"]
+    np.testing.assert_array_equal(target.fit(X, Y, qid=QID).predict(X),
+                                  source.fit(X, Y, qid=QID).predict(X))
+    with pytest.raises(ValueError, match=r"sglb__\* parameters need an SGLB schedule"):
+        make().set_params(sglb__seed=3)

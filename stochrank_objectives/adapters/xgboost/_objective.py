@@ -15,7 +15,8 @@ from .._common import BoosterObjective, as_scores, objective_grad_hess
 from .._serving import xgboost_as_ranker
 from ._json import scale_json_model
 
-__all__ = ["XGBObjective", "DEFAULT_PARAMS", "dmatrix_groups", "dmatrix_weights"]
+__all__ = ["XGBObjective", "DEFAULT_PARAMS", "dmatrix_groups", "dmatrix_weights",
+           "is_sglb_callback"]
 
 #: Parameters every custom ranking objective wants (see the module docstring).
 DEFAULT_PARAMS = {"base_score": 0.0, "disable_default_eval_metric": 1}
@@ -48,6 +49,12 @@ def dmatrix_weights(dmat, offsets):
     still reads per-row weights equal within each group.)"""
     weight = dmat.get_weight()
     return query_weights(weight, offsets, "the DMatrix weight") if weight.size else None
+
+
+def is_sglb_callback(callback) -> bool:
+    """Whether ``callback`` is :meth:`XGBObjective.callback` of an adapter with an SGLB
+    schedule (it sets every tree's learning rate and finalises the booster)."""
+    return isinstance(callback, _XGBCallback) and callback.sglb is not None
 
 
 class XGBObjective(BoosterObjective):
@@ -160,6 +167,11 @@ class _XGBCallback(xgb.callback.TrainingCallback):
         super().__init__()
         self._adapter = adapter
         self._start = 0  # the trees of xgb_model: the iteration continues from them
+
+    @property
+    def sglb(self) -> SGLB | None:
+        """The adapter's SGLB schedule, or None."""
+        return self._adapter.sglb
 
     def before_training(self, model):
         self._adapter.reset_iteration()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,7 +18,6 @@ import numpy as np
 import scipy.sparse
 from numpy.typing import ArrayLike
 import xgboost as xgb
-from sklearn.base import BaseEstimator
 
 from ...groups import GroupedData, as_float_array
 from .._common import EvalMetric, check_objective, check_sglb, objective_metric
@@ -35,7 +35,7 @@ from .._ranker_inputs import (
 from .._ranker_settings import default_objective
 from .._serving import XGBOOST_RANKING_OBJECTIVE
 from ._metric import XGBMetric
-from ._objective import XGBObjective
+from ._objective import XGBObjective, is_sglb_callback
 
 __all__ = ["StochasticXGBRanker"]
 
@@ -112,6 +112,85 @@ class _TrainWithObjective(xgb.callback.TrainingCallback):
         return model
 
 
+class _FixedLearningRate(xgb.callback.TrainingCallback):
+    """Under SGLB, placed after the user's callbacks: refuses a learning rate one of them set.
+
+    SGLB's callback sets tree ``t``'s rate to ``sglb.learning_rate_at(t)`` in
+    ``before_iteration``; a user's ``set_param("learning_rate", ...)`` in ``before_iteration``
+    would train that tree with another rate, its ``set_param("eta", ...)`` (the alias loses to
+    ``learning_rate``) or one in ``after_iteration`` would be dropped without a word. Every
+    ``set_param`` of the training booster naming ``learning_rate`` or ``eta`` is recorded (the
+    booster's own method is shadowed during training, as ``_TrainWithObjective`` does for
+    ``update``) and checked after the user's callbacks, before and after each tree.
+    """
+
+    _NAMES = ("learning_rate", "eta")
+
+    def __init__(self, sglb):
+        super().__init__()
+        self._sglb = sglb
+        self._start = 0
+        self._set: list = []
+
+    def before_training(self, model):
+        self._start = model.num_boosted_rounds()
+        self._set = []
+        native = model.set_param
+
+        def set_param(params, value=None):
+            items = ([(params, value)] if isinstance(params, str) else
+                     params.items() if isinstance(params, Mapping) else list(params))
+            self._set += [(key, v) for key, v in items if key in self._NAMES]
+            return native(params, value)
+
+        model.set_param = set_param
+        return model
+
+    def before_iteration(self, model, epoch, evals_log) -> bool:
+        self._check(self._start + epoch, "before")
+        return False
+
+    def after_iteration(self, model, epoch, evals_log) -> bool:
+        self._check(self._start + epoch, "after")
+        return False
+
+    def after_training(self, model):
+        vars(model).pop("set_param", None)
+        return model
+
+    def _check(self, t, when) -> None:
+        rate = self._sglb.learning_rate_at(t)
+        changed, self._set = [(k, v) for k, v in self._set if not _same_rate(v, rate)], []
+        if changed:
+            key, value = changed[0]
+            raise ValueError(
+                f"a callback in callbacks= changed the learning rate {when} tree {t} "
+                f"(set_param({key!r}, {value!r})), where SGLB sets it to {rate!r} "
+                f"(sglb.learning_rate_at({t})): SGLB's reparametrisation needs its own rates; "
+                f"drop the callback's set_param({key!r}, ...) (e.g. "
+                "xgb.callback.LearningRateScheduler) or the SGLB schedule (sglb=)")
+
+
+def _same_rate(value, rate) -> bool:
+    try:
+        return bool(np.isclose(float(value), rate, rtol=1e-6, atol=0.0))
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_user_callbacks(callbacks, fit_callbacks) -> None:
+    """Refuses the package's SGLB callback among the user's (the ranker runs its own)."""
+    named = [(f"callbacks=[{i}]", cb) for i, cb in enumerate(callbacks or [])] + [
+        (f"fit(callbacks=)[{i}]", cb) for i, cb in enumerate(fit_callbacks or [])]
+    for name, callback in named:
+        if is_sglb_callback(callback):
+            raise ValueError(
+                f"{name} is XGBObjective.callback() of an adapter with an SGLB schedule: the "
+                "ranker runs its own callback for its objective and sglb= (another would set "
+                "the learning rates and finalise the booster again, or apply SGLB to a model "
+                "trained without it); drop it, and pass the schedule as sglb=SGLB(...)")
+
+
 class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
     """``xgboost.XGBRanker`` trained with one of this package's objectives.
 
@@ -185,22 +264,11 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
 
     # -- parameters --------------------------------------------------------------------------
     def set_params(self, **params: Any) -> StochasticXGBRanker:
-        """XGBRanker's ``set_params``, plus the nested ``objective__*`` / ``sglb__*``.
-
-        ``objective__*`` on a ranker with ``objective=None`` first materialises the default
-        objective; ``sglb__*`` needs an SGLB already set.
-        """
-        nested = {key: value for key, value in params.items()
-                  if key.partition("__")[0] in ("objective", "sglb") and "__" in key}
-        if nested:
-            if any(key.startswith("objective__") for key in nested) and self.objective is None:
-                # XGBoost types objective as its own kinds; here it holds a package objective
-                self.objective = default_objective()  # type: ignore[assignment]
-            if any(key.startswith("sglb__") for key in nested) and self.sglb is None:
-                raise ValueError("sglb__* parameters need an SGLB schedule: pass "
-                                 "sglb=SGLB(...) (or set_params(sglb=SGLB(...))) first")
-            BaseEstimator.set_params(self, **nested)
-        return super().set_params(**{k: v for k, v in params.items() if k not in nested})
+        """``XGBRanker.set_params``, plus scikit-learn's nested ``objective__*`` /
+        ``sglb__*`` parameters (``objective__top=10``): ``objective__*`` on a ranker with
+        ``objective=None`` first sets the default objective; ``sglb__*`` needs an SGLB, set
+        before or in the same call."""
+        return self._set_params_nested(params, super().set_params)
 
     def get_xgb_params(self) -> dict:
         """XGBRanker's booster parameters; with a package objective the booster's objective
@@ -334,15 +402,27 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
         stopping = self.early_stopping_rounds
         for i, (_, data) in enumerate(evals):  # early stopping watches the last set only
             check_eval_queries(data.labels, data.query_offsets, f"eval_set[{i}]",
-                               stopping is not None and i == len(evals) - 1)
+                               stopping is not None and i == len(evals) - 1, data.weights)
+        _check_user_callbacks(self.callbacks, fit_callbacks)
         callbacks = list(self.callbacks or []) + list(fit_callbacks or [])
+        user = bool(callbacks)
         if package:
             xgb_model = self._prepare(objective, sglb, xgb_model, callbacks)
+        if metric is not None:
+            for callback in callbacks:
+                # XGBoost guesses the direction from lower-case names only, and would minimise
+                # "NDCG@5": the package's metrics are all maximised
+                if (isinstance(callback, xgb.callback.EarlyStopping)
+                        and callback.maximize is None
+                        and callback.metric_name in (None, metric.name)):
+                    callback.maximize = True
         if metric is not None and stopping is not None:
             # XGBoost's own early stopping guesses the direction from the metric's name; the
             # package's metrics are all maximised (it follows the last metric, this one)
             callbacks.append(xgb.callback.EarlyStopping(rounds=stopping, maximize=True))
             stopping = None
+        if sglb is not None and user:  # last: sees what every user callback set
+            callbacks.append(_FixedLearningRate(sglb))
 
         view = {"eval_metric": native_metric, "early_stopping_rounds": stopping,
                 "callbacks": callbacks or None}
