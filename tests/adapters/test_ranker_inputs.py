@@ -371,3 +371,30 @@ def test_set_params_takes_the_deep_params_of_a_ranker_with_sglb(make):
                                   source.fit(X, Y, qid=QID).predict(X))
     with pytest.raises(ValueError, match=r"sglb__\* parameters need an SGLB schedule"):
         make().set_params(sglb__seed=3)
+
+
+# each booster's name for the model to continue, and its model file's suffix
+CONTINUE_FROM = {"lightgbm": ("init_model", "txt"), "xgboost": ("xgb_model", "json"),
+                 "catboost": ("init_model", "cbm")}
+
+
+@pytest.mark.parametrize("damage", ["empty", "text", "cut"])
+def test_a_model_file_that_is_not_a_whole_model_is_refused_naming_it(make, tmp_path, damage):
+    # "a file that is not what it claims", the same in every ranker: a ValueError naming the
+    # argument and the path, never the booster's C++ message or an aborted process (the
+    # truncated LightGBM file aborted it: issue 44, cases 7 and 9)
+    name, suffix = CONTINUE_FROM[make.booster]
+    saved = tmp_path / f"model.{suffix}"
+    make().fit(X, Y, qid=QID).save_model(saved)
+    whole = saved.read_bytes()
+    # cut inside the trees (LightGBM's file may lose its tail after "end of trees" and load
+    # the same model)
+    end = whole.find(b"end of trees")
+    content = {"empty": b"", "text": b"not a model\n",
+               "cut": whole[:int(0.6 * (end if end > 0 else len(whole)))]}
+    path = tmp_path / f"{damage}.{suffix}"
+    path.write_bytes(content[damage])
+    with pytest.raises(ValueError, match=rf"^{name}=.*{damage}\.{suffix}"):
+        make().fit(X, Y, qid=QID, **{name: str(path)})
+    # the whole file continues
+    assert make().fit(X, Y, qid=QID, **{name: str(saved)}).predict(X).shape == (X.shape[0],)

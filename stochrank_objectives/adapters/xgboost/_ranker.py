@@ -178,6 +178,25 @@ def _same_rate(value, rate) -> bool:
         return False
 
 
+def _loaded_model_file(path) -> xgb.Booster:
+    """``xgb_model`` given as a path, loaded as XGBoost loads it; a missing or unreadable
+    file is an error naming ``xgb_model`` and the path (XGBoost's own is a C++ check message
+    with a stack trace)."""
+    if isinstance(path, (str, os.PathLike)) and not os.path.isfile(path):
+        raise FileNotFoundError(f"xgb_model={os.fspath(path)!r}: no such file; pass the path "
+                                "of a model saved by save_model(path), or the fitted ranker "
+                                "or its booster itself")
+    try:
+        return xgb.Booster(model_file=path)
+    except xgb.core.XGBoostError as exc:
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        raise ValueError(
+            f"xgb_model={os.fspath(path)!r} is not a loadable XGBoost model file (empty, "
+            f"truncated or another format: {lines[0][:200] if lines else 'XGBoostError'}); "
+            "pass a file saved by the ranker's save_model(path) (or xgboost.Booster."
+            "save_model), or the fitted ranker or its booster itself") from exc
+
+
 def _check_user_callbacks(callbacks, fit_callbacks) -> None:
     """Refuses the package's SGLB callback among the user's (the ranker runs its own)."""
     named = [(f"callbacks=[{i}]", cb) for i, cb in enumerate(callbacks or [])] + [
@@ -527,7 +546,7 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
         adapter = XGBObjective(objective, sglb=sglb)
         booster = xgb_model
         if booster is not None and not isinstance(booster, xgb.Booster):
-            booster = xgb.Booster(model_file=booster)  # a path, loaded as XGBoost loads it
+            booster = _loaded_model_file(booster)
         if booster is not None and self.base_score is not None:
             raise ValueError(
                 f"base_score={self.base_score!r} with xgb_model (init_model): XGBoost would "
