@@ -78,6 +78,7 @@ import numba
 import numpy as np
 
 from . import _boosters
+from ._machine import busy_cpu_seconds, loadavg
 from ._mslr import make_data
 from ._registry import speed_methods
 from ._targets import Target
@@ -250,26 +251,6 @@ def warm_up(data, threads, args):
     rng = np.random.default_rng(1)
     for it in range(2):
         obj.grad_hess(rng.standard_normal(y.size), y, offsets, it)
-
-
-def loadavg() -> str:
-    try:
-        one, five, fifteen = os.getloadavg()
-        return f"{one:.2f}/{five:.2f}/{fifteen:.2f}"
-    except OSError:  # pragma: no cover
-        return "n/a"
-
-
-def busy_cpu_seconds() -> float | None:
-    """Machine-wide busy CPU seconds so far (Linux /proc/stat; None elsewhere)."""
-    try:
-        with open("/proc/stat") as f:
-            fields = f.readline().split()[1:]
-        ticks = [int(v) for v in fields]
-        idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
-        return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):  # pragma: no cover
-        return None
 
 
 def emit_histogram_rows(emit, variants, rows, ms, obj_ms):
