@@ -9,6 +9,7 @@ refusals of inputs XGBoost would train on silently.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from collections.abc import Mapping
 from types import SimpleNamespace
@@ -179,22 +180,19 @@ def _same_rate(value, rate) -> bool:
 
 
 def _loaded_model_file(path) -> xgb.Booster:
-    """``xgb_model`` given as a path, loaded as XGBoost loads it; a missing or unreadable
-    file is an error naming ``xgb_model`` and the path (XGBoost's own is a C++ check message
-    with a stack trace)."""
-    if isinstance(path, (str, os.PathLike)) and not os.path.isfile(path):
-        raise FileNotFoundError(f"xgb_model={os.fspath(path)!r}: no such file; pass the path "
-                                "of a model saved by save_model(path), or the fitted ranker "
-                                "or its booster itself")
+    """``xgb_model`` given as a path, loaded as XGBoost loads it. A file XGBoost cannot load
+    (missing, empty, truncated, another format) raises XGBoost's own exception type
+    (``XGBoostError``, a ``ValueError``) with a message naming ``xgb_model``, the path, XGBoost's
+    reason without its C++ source location and stack trace, and the fix."""
     try:
         return xgb.Booster(model_file=path)
     except xgb.core.XGBoostError as exc:
         lines = [line for line in str(exc).splitlines() if line.strip()]
-        raise ValueError(
-            f"xgb_model={os.fspath(path)!r} is not a loadable XGBoost model file (empty, "
-            f"truncated or another format: {lines[0][:200] if lines else 'XGBoostError'}); "
-            "pass a file saved by the ranker's save_model(path) (or xgboost.Booster."
-            "save_model), or the fitted ranker or its booster itself") from exc
+        reason = re.sub(r"^\[[\d:]+\] \S+:\d+: ", "", lines[0]) if lines else "XGBoostError"
+        raise xgb.core.XGBoostError(
+            f"xgb_model={os.fspath(path)!r} is not a loadable XGBoost model file ({reason[:300]}); "
+            "pass a file saved by the ranker's save_model(path) (or xgboost.Booster.save_model), "
+            "or the fitted ranker or its booster itself") from exc
 
 
 def _check_user_callbacks(callbacks, fit_callbacks) -> None:
