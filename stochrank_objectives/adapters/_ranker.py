@@ -86,6 +86,14 @@ class StochasticRankerBase:
             BaseEstimator.set_params(self, **nested)
         return self
 
+    @staticmethod
+    def _check_training_queries(objective: Any, query_offsets: Any) -> None:
+        """The objective's own check of the whole training data, where it has one
+        (``check_training_queries``: e.g. a Recall cutoff that covers every list)."""
+        check = getattr(objective, "check_training_queries", None)
+        if callable(check):
+            check(query_offsets)
+
     def _shap_model(self) -> Any:
         return self.booster_  # type: ignore[attr-defined]  # the booster's ranker has it
 

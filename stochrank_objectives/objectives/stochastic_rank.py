@@ -85,11 +85,12 @@ class StochasticRank(ObjectiveParams):
         MAP and Recall count ``label > threshold`` as relevant; MAP@k and Recall@k divide by
         all relevant documents.
       top: cutoff k (``None`` = whole list; required for Precision and Recall, whose value on
-        a whole list does not depend on the order). For those two the first
-        :meth:`grad_hess` on a training set refuses a ``top`` (grown by ``min_top_share``)
-        that covers every query's whole list -- ``top >=`` the longest list's length: every
-        gradient would be 0 (:func:`~..training_metric.check_order_can_change`); the queries
-        it covers while others are longer give 0 legitimately.
+        a whole list does not depend on the order). For those two the rankers refuse a
+        ``top`` (grown by ``min_top_share``) that covers every query's whole list of their
+        training data -- ``top >=`` the longest list's length: every gradient would be 0
+        (:meth:`check_training_queries`); the first :meth:`grad_hess` on such data warns (it
+        may be a part of the training data: a Dask partition). The queries it covers while
+        others are longer give 0 legitimately.
       sigma: smoothing noise scale, > 0 -- relative to each query's score spread with
         ``smoothing="relative"`` (default 0.1; useful range 0.05-1), in score units with
         ``"absolute"``. The initial value when annealed (a ``sigma`` above ``sigma_min``).
@@ -146,7 +147,8 @@ class StochasticRank(ObjectiveParams):
         metric at ``top``. Recall refuses ``min_top_share=1``: ``ceil(1 x n) = n`` trains every
         query on its whole list, where recall is 1 whatever the order. Below 1 a query of
         ``n`` documents keeps an order to train while ``top < n`` and ``min_top_share <=
-        (n - 1) / n``; training data in which no query does is refused (see ``top``).
+        (n - 1) / n``; training data in which no query does is refused by the rankers (see
+        ``top``).
       spread_top: relative smoothing: the score spread ``rho_q`` is that of the query's
         ``spread_top`` highest-scored documents (an integer >= 2), the region a top-k metric
         ranks, rather than the whole list's (``None``, default); on lists of hundreds the
@@ -256,6 +258,23 @@ class StochasticRank(ObjectiveParams):
         """The validated :class:`~.metric_spec.MetricSpec` of the objective's metric."""
         return self._checked()["spec"]
 
+    def check_training_queries(self, query_offsets) -> None:
+        """Refuse training data in which no query's order can change the metric (Precision
+        or Recall with a ``top``, grown by ``min_top_share``, at or above every query's
+        length: every gradient 0, a constant model), naming ``top`` and the fix. The rankers
+        call it on their whole training data.
+
+        Example::
+
+            StochasticRank(metric="Recall", top=1000).check_training_queries([0, 118])  # raises
+
+        Args:
+          query_offsets: the training data's query offsets.
+        """
+        p = self._checked()
+        check_order_can_change(p["spec"], np.asarray(query_offsets, dtype=np.int64),
+                               p["min_top_share"])
+
     def _prepared(self, labels, offs):
         # Gains and IDCG depend only on (labels, offsets), which a booster passes unchanged
         # every iteration: cache them (the IDCG sort would otherwise double the cost). The key
@@ -269,8 +288,9 @@ class StochasticRank(ObjectiveParams):
         entry = self.__dict__.get("_prepared_entry")
         if (entry is None or entry[0] != key or not np.array_equal(entry[1], labels)
                 or not np.array_equal(entry[2], offs)):
-            # once per training data (a booster passes the same arrays every round)
-            check_order_can_change(p["spec"], offs, p["min_top_share"])
+            # once per training data (a booster passes the same arrays every round); a warning,
+            # as these may be a part of the training data (the rankers refuse on the whole)
+            check_order_can_change(p["spec"], offs, p["min_top_share"], refuse=False)
             entry = (key, labels.copy(), offs.copy(),
                      training_args(p["spec"], labels, offs, reach=p["reach"],
                                    min_top_share=p["min_top_share"]))

@@ -10,6 +10,7 @@ metric the objective reports (its ``loss``) unchanged.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -218,20 +219,25 @@ def check_min_top_share(share, spec):
     return share
 
 
-def check_order_can_change(spec: MetricSpec, query_offsets, min_top_share: float = 0.0):
-    """Refuse a training in which no query's order can change the metric: for a metric whose
+def check_order_can_change(spec: MetricSpec, query_offsets, min_top_share: float = 0.0,
+                           refuse: bool = True):
+    """Refuse (or warn of) a training in which no query's order can change the metric: for a
+    metric whose
     value on a whole list does not depend on the order (the table's ``needs_top``: Precision,
     Recall), when every query's training cutoff ``T_q`` (:func:`training_cutoffs`) covers its
     list, ``T_q >= n_q``. Every gradient would then be 0 and a booster would fit a constant
     model. Queries covered while others are not give 0 legitimately (they are not refused), and
     so do data without a list of two documents (no metric has an order to train there).
-    ``O(number of queries)``; the objective runs it once per training data.
+    ``O(number of queries)``. The rankers run it on their whole training data and refuse;
+    the objective runs it once per data it is given and warns, since a caller may hand it a
+    part of the training data (a Dask partition), where covered lists are legitimate.
 
     Example: Recall at ``top=1000`` on lists of at most 118 documents raises ValueError.
 
     Args:
       spec: the metric; query_offsets: validated int64 offsets; min_top_share: the share in
-        use (:func:`check_min_top_share`).
+        use (:func:`check_min_top_share`); refuse: raise a ``ValueError`` (else a
+        ``UserWarning`` with the same message).
     """
     reason = spec.row.needs_top
     if reason is None or spec.top is None:
@@ -246,8 +252,11 @@ def check_order_can_change(spec: MetricSpec, query_offsets, min_top_share: float
         share = (f" and min_top_share={min_top_share:g}" if min_top_share > 0.0 else "")
         cutoff = (" max(top, ceil(min_top_share * n))" if min_top_share > 0.0 else "")
         fix = (f" and min_top_share <= {longest - 1}/{longest}" if min_top_share > 0.0 else "")
-        raise ValueError(
+        message = (
             f"metric='{spec.metric.capitalize()}' with top={spec.top}{share}: the training "
             f"cutoff{cutoff} covers the whole list of every query (the longest has {longest} "
             f"documents), and {reason}: every gradient would be 0 (a constant model); set top "
             f"below {longest}{fix}, so that at least the longest list has an order to train")
+        if refuse:
+            raise ValueError(message)
+        warnings.warn(message, UserWarning, stacklevel=5)

@@ -578,3 +578,20 @@ def test_docs_dask_recipe_runs_quietly_as_written(tmp_path):
     assert (tmp_path / "model.txt").stat().st_size and (tmp_path / "model.json").stat().st_size
     noise = _SETUP_OUTPUT.sub("", done.stdout + done.stderr).strip()
     assert not noise, noise[:3000]
+
+
+def test_a_partition_whose_lists_a_recall_cutoff_covers_trains_beside_longer_ones():
+    """Each partition is its own objective call on a worker: one whose every list is within
+    Recall's top gives 0 legitimately (it warns, never refuses: a worker refusing mid-training
+    stalls the others), while the longer lists of another partition train."""
+    rng = np.random.default_rng(3)
+    parts = [((rng.random(sizes.sum()) > 0.5).astype(float), sizes)
+             for sizes in (np.array([3, 4]), np.array([8, 9]))]
+    layout = sdask.QueryLayout([s for _, s in parts],
+                               [sdask.partition_digest(y, s) for y, s in parts])
+    labels, offs = _shard(parts, [0, 1])
+    wrapped = seeding.PartitionSeeded(StochasticRank(metric="Recall", top=5, seed=0),
+                                      seeding.Segmenter(layout))
+    with pytest.warns(UserWarning, match="covers the whole list of every query"):
+        grad = wrapped.grad_hess(np.sin(np.arange(labels.size)), labels, offs, 0)[0]
+    assert np.all(grad[:7] == 0.0) and np.any(grad[7:] != 0.0)

@@ -373,6 +373,7 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
                             names={"labels": "y", "weights": "sample_weight",
                                    "init_scores": "baseline"})
         check_training_queries(labels, offsets, train.weights)
+        self._check_training_queries(objective, offsets)
         evals = _eval_data(native["eval_set"], extras, features, cat_features, pool_names,
                            settings.early_stopping_rounds is not None)
         if settings.early_stopping_rounds is not None and not evals:

@@ -373,6 +373,8 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
             eval_set = None
         self._check_init_model(init_model, init_score, eval_init_score)
         adapter, user_callbacks, metrics = self._package_settings(eval_metric, callbacks)
+        if adapter is not None:
+            self._check_training_queries(adapter.objective, train.query_offsets)
         # LightGBM's early stopping (a parameter or lgb.early_stopping) watches every set
         stopping = bool(self._stopping_rounds_given()) or any(
             isinstance(cb, lgb.callback._EarlyStoppingCallback) for cb in user_callbacks)

@@ -424,6 +424,7 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
         callbacks = list(self.callbacks or []) + list(fit_callbacks or [])
         user = bool(callbacks)
         if package:
+            self._check_training_queries(objective, train.query_offsets)
             xgb_model = self._prepare(objective, sglb, xgb_model, callbacks)
         if metric is not None:
             for callback in callbacks:
