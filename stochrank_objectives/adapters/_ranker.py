@@ -4,8 +4,10 @@ The rankers are the boosters' rankers (``StochasticLGBMRanker(StochasticRankerBa
 lightgbm.LGBMRanker)``, and so on): parameters, eval sets, data containers, model files and
 fitted attributes are inherited. :class:`StochasticRankerBase` holds only what the package adds
 to all three and does the same way in each: a fit that leaves the ranker unfitted when it fails
-(or when a Ctrl-C was swallowed on its way), :meth:`~StochasticRankerBase.explainer`, and the
-query-level :meth:`score` of scikit-learn's model selection. No booster is imported here.
+(or when a Ctrl-C was swallowed on its way), scikit-learn's nested ``objective__*`` /
+``sglb__*`` parameters in scikit-learn's order, the objective's own check of the whole training
+data, :meth:`~StochasticRankerBase.explainer`, and the query-level ``score`` of scikit-learn's
+model selection. No booster is imported here.
 
 Example::
 
