@@ -24,18 +24,25 @@ import argparse
 import numpy as np
 
 from stochrank_objectives import metrics as M
+from stochrank_objectives.metric_table import LAMBDAMART_METRICS as TABLE_LAMBDAMART_METRICS
+from stochrank_objectives.metric_table import METRIC_TABLE, RELEVANCE_GAIN, canonical_metric
 
-#: metrics of binary relevance (``label > 0``), trained and validated on binarised labels
-#: ``1{y > 0}`` (the paper's MRR protocol; the same metric values, a label scale the objectives
-#: and the boosters' natives see as binary)
-BINARY_RELEVANCE = ("MRR", "PRECISION", "MAP", "RECALL")
+# The metrics' facts come from the package's metric table (one row per metric), never
+# restated here:
+#: metrics of binary relevance (``label > threshold``: their gain is relevance), trained and
+#: validated on binarised labels ``1{y > 0}`` (the paper's MRR protocol; the same metric
+#: values, a label scale the objectives and the boosters' natives see as binary)
+BINARY_RELEVANCE = tuple(name for name, row in METRIC_TABLE.items()
+                         if row.gain_kind == RELEVANCE_GAIN)
 #: metrics whose gain maps a grade ``g`` through the largest grade (``(2^g - 1) / 2^g_max``)
-NEEDS_GRADE_MAX = ("ERR",)
+NEEDS_GRADE_MAX = tuple(name for name, row in METRIC_TABLE.items()
+                        if "grade_max" in row.options)
 #: the metrics LambdaMART has lambdas of; for the others it trains on NDCG's at the cutoff
-LAMBDAMART_METRICS = ("NDCG", "MRR")
+LAMBDAMART_METRICS = TABLE_LAMBDAMART_METRICS
 #: the metrics StochasticRank's ``reach`` applies to (a cascade that may continue past a
 #: relevant document)
-REACH_METRICS = ("MRR",)
+REACH_METRICS = tuple(name for name, row in METRIC_TABLE.items()
+                      if row.default_reach is not None)
 
 
 class Target(str):
@@ -138,7 +145,7 @@ def parse_target(text) -> Target:
         M.evaluate(name, np.zeros(2), np.array([1.0, 0.0]), np.array([0, 2]), top)
     except ValueError as exc:
         raise ValueError(f"unknown target {text!r}: {exc}") from None
-    return Target(name.upper(), top)
+    return Target(canonical_metric(name), top)  # aliases resolved by the table
 
 
 def target_arg(text) -> Target:
