@@ -121,6 +121,14 @@ def ap_list(ordered, k=None, threshold=0.0, empty=1.0):
     return total / n_rel
 
 
+def recall_list(ordered, k=None, threshold=0.0):
+    """Recall@k of one ordered label list, from its definition: the share of the relevant
+    documents (``label > threshold``) in the top ``k``; 1 without relevant documents."""
+    n_rel = sum(1 for r in ordered if r > threshold)
+    cut = len(ordered) if k is None else min(k, len(ordered))
+    return sum(1 for r in ordered[:cut] if r > threshold) / n_rel if n_rel else 1.0
+
+
 def metric_list(metric, ordered, k=None, *, gain="exp2", grade_max=None, threshold=0.0,
                 empty=None, decay=0.85):
     """Metric of one ordered label list. ``empty``: value when nothing is relevant (NDCG/MAP)."""
@@ -139,6 +147,8 @@ def metric_list(metric, ordered, k=None, *, gain="exp2", grade_max=None, thresho
         return precision_list(ordered, k, threshold)
     if metric == "MAP":
         return ap_list(ordered, k, threshold, 1.0 if empty is None else empty)
+    if metric == "RECALL":
+        return recall_list(ordered, k, threshold)
     raise ValueError(metric)
 
 

@@ -10,8 +10,10 @@ import pytest
 from _export_rows import mq2008_rows_with_nan
 
 import stochrank_objectives as so
-from stochrank_objectives.export import (ExportError, ExportWarning, check_export, read_trees,
-                                         to_elasticsearch, to_onnx, to_solr, to_vespa)
+from stochrank_objectives.export import (ExportError, ExportWarning, check_export, export,
+                                         read_trees, to_elasticsearch, to_onnx, to_solr,
+                                         to_vespa)
+from stochrank_objectives.export._registry import TARGETS as REGISTRY
 
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
@@ -19,11 +21,17 @@ pytest.importorskip("lightgbm")
 pytest.importorskip("xgboost")
 pytest.importorskip("catboost")
 
-TARGETS = ["onnx", "vespa", "elasticsearch", "solr"]
+#: the registry's targets, each once (an alias such as "opensearch" names the same target)
+TARGETS = [name for name, spec in REGISTRY.items()
+           if next(n for n, s in REGISTRY.items() if s is spec) == name]
+#: target -> the options it is exported with here (a target not named here: none)
+OPTIONS = {"solr": {"missing_value": -1e30}}  # the features' defaultValue, below every value
+#: the target whose evaluator (onnxruntime) the others' evaluators are checked against
+REFERENCE = "onnx"
 BOOSTERS = {"lightgbm": (so.StochasticLGBMRanker, {"num_leaves": 7}),
             "xgboost": (so.StochasticXGBRanker, {"max_depth": 4}),
             "catboost": (so.StochasticCatBoostRanker, {"depth": 4})}
-SENTINEL = -1e30  # Solr: the features' defaultValue, below every feature value
+SENTINEL = OPTIONS["solr"]["missing_value"]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +55,13 @@ def rankers(data):
 
 
 def _options(target):
-    return {"missing_value": SENTINEL} if target == "solr" else {}
+    return dict(OPTIONS.get(target, {}))
+
+
+def test_the_tables_name_registered_targets():
+    # a key that is not (or no longer) a target would be a silently unused exception
+    assert set(OPTIONS) | set(ARTEFACT_NAMES) | {REFERENCE} <= set(TARGETS)
+    assert set(ARTEFACT_NAMES) == set(TARGETS)  # every artefact is checked for its names
 
 
 @pytest.mark.parametrize("variant", ["nan", "sglb", "frame"])
@@ -65,33 +79,50 @@ def test_parity_of_every_booster_and_target(rankers, data, kind, target, variant
 
 @pytest.mark.parametrize("kind", list(BOOSTERS))
 def test_evaluators_agree_with_onnxruntime(rankers, data, kind):
-    """The JSON payloads' evaluators, cross-checked against onnxruntime on the same model."""
-    from stochrank_objectives.export._evaluate import (score_elasticsearch, score_onnx,
-                                                       score_solr, score_vespa)
+    """The other targets' evaluators, cross-checked against onnxruntime on the same model."""
     _, Xn, _, _ = data
     ranker = rankers[kind, "nan"]
     names = list(read_trees(ranker).feature_names)
-    reference = score_onnx(to_onnx(ranker), Xn)
-    scores = {"elasticsearch": score_elasticsearch(to_elasticsearch(ranker), Xn, names),
-              "vespa": score_vespa(to_vespa(ranker), Xn, names),
-              "solr": score_solr(to_solr(ranker, missing_value=SENTINEL), Xn, names,
-                                 missing_value=SENTINEL)}
+
+    def score(target):
+        return REGISTRY[target].score(export(ranker, target, **_options(target)), Xn, names,
+                                      **_options(target))
+
+    reference = score(REFERENCE)
+    scores = {target: score(target) for target in TARGETS if target != REFERENCE}
+    assert scores
     for target, got in scores.items():
         np.testing.assert_allclose(got, reference, atol=1e-5, rtol=0, err_msg=target)
 
 
-def test_dataframe_names_are_carried_into_every_artefact(rankers):
+def _onnx_names(model, columns):
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert json.loads(meta["feature_names"]) == columns
+
+
+def _elasticsearch_names(body, columns):
+    splits = _split_names(json.loads(body["model"]["model"]["definition"]))
+    assert splits and splits <= set(columns)
+
+
+def _vespa_names(vespa, columns):
+    assert _split_names(vespa.model) <= set(columns)
+
+
+def _solr_names(model, columns):
+    assert [f["name"] for f in model["features"]] == columns
+
+
+#: target -> its check that an artefact carries the data frame's column names
+ARTEFACT_NAMES = {"onnx": _onnx_names, "elasticsearch": _elasticsearch_names,
+                  "vespa": _vespa_names, "solr": _solr_names}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dataframe_names_are_carried_into_every_artefact(rankers, target):
     ranker = rankers["lightgbm", "frame"]
     columns = [str(c) for c in ranker.feature_names_in_]
-    onnx_model = to_onnx(ranker)
-    meta = {p.key: p.value for p in onnx_model.metadata_props}
-    assert json.loads(meta["feature_names"]) == columns
-    definition = json.loads(to_elasticsearch(ranker)["model"]["model"]["definition"])
-    splits = _split_names(definition)
-    assert splits and splits <= set(columns)
-    assert _split_names(to_vespa(ranker).model) <= set(columns)
-    solr = to_solr(ranker, missing_value=SENTINEL)
-    assert [f["name"] for f in solr["features"]] == columns
+    ARTEFACT_NAMES[target](export(ranker, target, **_options(target)), columns)
 
 
 def _split_names(trees) -> set:

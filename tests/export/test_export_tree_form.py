@@ -4,11 +4,17 @@ hand-made tree (equal values, NaN), evaluated by the independent evaluators."""
 import numpy as np
 import pytest
 
-from stochrank_objectives.export._elasticsearch import write_elasticsearch
-from stochrank_objectives.export._evaluate import score_elasticsearch, score_solr, score_vespa
-from stochrank_objectives.export._solr import SLACK, solr_threshold, write_solr
+from stochrank_objectives.export._registry import TARGETS as REGISTRY
+from stochrank_objectives.export._solr import SLACK, solr_threshold
 from stochrank_objectives.export._trees import Ensemble, TreeBuilder, lt_threshold
-from stochrank_objectives.export._vespa import write_vespa
+
+#: the registry's targets, each once (an alias such as "opensearch" names the same target)
+TARGETS = [name for name, spec in REGISTRY.items()
+           if next(n for n, s in REGISTRY.items() if s is spec) == name]
+#: target -> the options it is written and evaluated with here (a target not named here: none)
+OPTIONS = {"solr": {"missing_value": -1e30}}
+#: target -> the modules its writer or evaluator needs beyond the package's own dependencies
+REQUIRES = {"onnx": ("onnx", "onnxruntime")}
 
 
 def test_lt_threshold_makes_less_or_equal_a_strict_float32_comparison():
@@ -39,17 +45,22 @@ def _stump_tree(missing_left: bool) -> Ensemble:
     return Ensemble((b.tree(),), 0.25, ("x",), "hand-made")
 
 
+def test_the_tables_name_registered_targets():
+    # a key that is not (or no longer) a target would be a silently unused exception
+    assert set(OPTIONS) | set(REQUIRES) <= set(TARGETS)
+
+
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("missing_left", [True, False])
-def test_each_engine_rule_on_a_hand_made_tree(missing_left):
+def test_each_engine_rule_on_a_hand_made_tree(missing_left, target):
+    for module in REQUIRES.get(target, ()):
+        pytest.importorskip(module)
     ensemble = _stump_tree(missing_left)
     X = np.array([[0.25], [np.nextafter(np.float32(0.5), np.float32(0))], [0.5], [0.75],
                   [np.nan]], dtype=np.float32)
     nan = -1.0 if missing_left else 2.0
     expected = np.array([-1.0, -1.0, 2.0, 2.0, nan]) + 0.25  # x < 0.5 left, as the form says
     np.testing.assert_array_equal(ensemble.predict(X), expected)
-    names = ["x"]
+    names, spec, options = ["x"], REGISTRY[target], OPTIONS.get(target, {})
     np.testing.assert_array_equal(
-        score_elasticsearch(write_elasticsearch(ensemble, names), X, names), expected)
-    np.testing.assert_array_equal(score_vespa(write_vespa(ensemble, names), X, names), expected)
-    solr = write_solr(ensemble, names, missing_value=-1e30)
-    np.testing.assert_array_equal(score_solr(solr, X, names, missing_value=-1e30), expected)
+        spec.score(spec.write(ensemble, names, **options), X, names, **options), expected)

@@ -21,6 +21,7 @@ import pytest
 from _reference import on_one_and_two_threads, random_query_set
 
 from stochrank_objectives import draw_noise, query_offsets_from_sizes, stochastic_rank_gradient
+from stochrank_objectives.metric_table import METRIC_TABLE, PROBABILITY_GAIN, metric_row
 from stochrank_objectives.objectives import MetricSpec
 from stochrank_objectives.kernels.ccs import (
     PATH_AUTO,
@@ -34,18 +35,44 @@ from stochrank_objectives.kernels.ccs import (
 
 TOL = 1e-10
 
-METRICS = [
-    pytest.param("NDCG", {"gain": "exp2"}, id="NDCG"),
-    pytest.param("DCG", {"gain": "linear"}, id="DCG"),
-    pytest.param("ERR", {}, id="ERR-prob"),  # probabilities 0 and 1: zero continuations
-    pytest.param("ERR", {"grade_max": 4.0}, id="ERR-grades"),
-    pytest.param("MRR", {"threshold": 0.0}, id="MRR-t0"),
-    pytest.param("MRR", {"threshold": 2.0}, id="MRR-t2"),
-    pytest.param("PFOUND", {}, id="PFound"),
-    pytest.param("FILTEREDDCG", {"gain": "linear"}, id="FilteredDCG"),
-    pytest.param("PRECISION", {}, id="Precision"),
-    pytest.param("MAP", {"threshold": 1.0}, id="MAP"),
-]
+#: metric -> {case id: options} it is checked under (a metric not named here: its defaults,
+#: under its display name)
+OPTIONS = {
+    "NDCG": {"NDCG": {"gain": "exp2"}},
+    "DCG": {"DCG": {"gain": "linear"}},
+    "ERR": {"ERR-prob": {},  # probabilities 0 and 1: zero continuations
+            "ERR-grades": {"grade_max": 4.0}},
+    "MRR": {"MRR-t0": {"threshold": 0.0}, "MRR-t2": {"threshold": 2.0}},
+    "FILTEREDDCG": {"FilteredDCG": {"gain": "linear"}},
+    "PRECISION": {"Precision": {}},
+    "MAP": {"MAP": {"threshold": 1.0}},
+}
+METRICS = [pytest.param(name, opts, id=case) for name, row in METRIC_TABLE.items()
+           for case, opts in OPTIONS.get(name, {row.display: {}}).items()]
+#: metric -> the cutoff of the one-label check (a metric not named here: 10)
+ONE_LABEL_TOP = {"PRECISION": 3}
+#: metric -> ``(top, options)`` of the seeded-estimator check (a metric not named here:
+#: ``(10, {})``)
+ESTIMATOR_CASES = {"ERR": (10, {"grade_max": 4.0}), "MRR": (None, {}),
+                   "FILTEREDDCG": (3, {})}
+#: metric -> the cutoffs of the worst-case-order check (a metric not named here: 10 and 60),
+#: and the options of a metric whose defaults do not take grades 0 .. 4
+WORST_CASE_TOPS = {"MRR": (None,), "MAP": (5, 60)}
+WORST_CASE_OPTIONS = {"ERR": {"grade_max": 4.0}}
+
+
+def test_the_tables_name_metrics_and_their_options():
+    # a key that is not (or no longer) a metric, or an option it does not take, would be a
+    # silently unused exception
+    assert set(OPTIONS) | set(ONE_LABEL_TOP) | set(ESTIMATOR_CASES) | set(WORST_CASE_TOPS) \
+        | set(WORST_CASE_OPTIONS) <= set(METRIC_TABLE)
+    options = [(name, opts) for name, cases in OPTIONS.items() for opts in cases.values()]
+    options += [(name, opts) for name, (_, opts) in ESTIMATOR_CASES.items()]
+    options += list(WORST_CASE_OPTIONS.items())
+    for name, opts in options:
+        assert set(opts) <= set(METRIC_TABLE[name].options), (name, opts)
+
+
 SIZES = list(range(2, 41)) + [57, 64, 99, 128, 200, 333, 500]
 
 
@@ -70,7 +97,7 @@ def _sample(spec, path, shifted, gain, cont, noise, pos_weight, t, scale, sigma,
     work = np.full(12 * n + 2, np.nan)  # stale scratch must not leak into the result
     query = QueryMetric(gain, cont, pos_weight, t, scale)
     options = CCSOptions(translation=translation, window=9.0, path=path,
-                         average=spec.metric == "MAP")
+                         average=spec.row.average)
     if spec.is_counting:
         ccs_counting_query(shifted, noise, sigma, query, options, 1.0, out, work)
     else:
@@ -87,7 +114,7 @@ def random_kernel_args(rng, metric, opts, top, n, levels, translation):
         scores = np.full(n, scores[0])
     elif levels < 0:  # nearly equal: within a thousandth of the noise
         scores = 1e-3 * rng.standard_normal(n)
-    if metric == "FILTEREDDCG":
+    if metric_row(metric).virtual_document:  # scores about the virtual document's 0
         scores = scores - 1.0
     sigma = float(rng.choice([0.3, 1.0, 3.0]))
     noise = rng.standard_normal(n)
@@ -100,10 +127,11 @@ def random_kernel_args(rng, metric, opts, top, n, levels, translation):
 @pytest.mark.parametrize("top", [1, 3, 10, 40, None])  # 40: beyond BREAKPOINT_MAJOR_MAX
 @pytest.mark.parametrize("metric,opts", METRICS)
 def test_selection_equals_full_sort(metric, opts, top, conditioning):
-    if metric == "PRECISION" and top is None:
-        pytest.skip("Precision needs top")
+    row = metric_row(metric)
+    if row.needs_top and top is None:
+        pytest.skip(f"{row.display} needs top: {row.needs_top}")
     rng = np.random.default_rng(zlib.crc32(repr((metric, opts, top, conditioning)).encode()))
-    translation = conditioning == "translation" and metric != "FILTEREDDCG"
+    translation = conditioning == "translation" and not row.virtual_document
     compared = 0
     for n in SIZES:
         for levels in (3, 0, 1, -1):  # tied, distinct, equal, nearly equal scores
@@ -118,7 +146,8 @@ def test_selection_equals_full_sort(metric, opts, top, conditioning):
 
 
 @pytest.mark.parametrize("conditioning", ["translation", "coordinate"])
-@pytest.mark.parametrize("metric,opts", [m for m in METRICS if m.id != "FilteredDCG"])
+@pytest.mark.parametrize("metric,opts", [m for m in METRICS
+                                         if not metric_row(m.values[0]).virtual_document])
 def test_a_query_of_one_label_keeps_exact_zeros_at_equal_scores(metric, opts, conditioning):
     """At equal scores (the clustered means' Taylor series) a query of one label gets exactly
     the full sort's zeros: a rounding residue there would be scaled up to a unit gradient by
@@ -126,8 +155,8 @@ def test_a_query_of_one_label_keeps_exact_zeros_at_equal_scores(metric, opts, co
     document is of another label: its jumps are not 0, and the residues of the others stay
     within TOL, :func:`test_selection_equals_full_sort`.)"""
     rng = np.random.default_rng(zlib.crc32(repr((metric, opts, conditioning)).encode()))
-    translation = conditioning == "translation" and metric != "FILTEREDDCG"
-    top = 3 if metric == "PRECISION" else 10
+    translation = conditioning == "translation" and not metric_row(metric).virtual_document
+    top = ONE_LABEL_TOP.get(metric, 10)
     for n in (40, 200):
         for label in (0.0, 0.5, 1.0):
             spec, shifted, gain, cont, noise, pos_weight, t, scale = _query_args(
@@ -140,18 +169,14 @@ def test_a_query_of_one_label_keeps_exact_zeros_at_equal_scores(metric, opts, co
 
 
 @pytest.mark.parametrize("metric,top,opts", [
-    ("NDCG", 10, {}),
-    ("ERR", 10, {"grade_max": 4.0}),
-    ("MRR", None, {}),
-    ("FilteredDCG", 3, {}),
-    ("MAP", 10, {}),
-])
+    pytest.param(name, *ESTIMATOR_CASES.get(name, (10, {})), id=row.display)
+    for name, row in METRIC_TABLE.items()])
 def test_seeded_estimator_equals_full_sort_kernel_on_any_thread_count(metric, top, opts):
     """The public seeded estimator (automatic path) = the full-sort kernel summed per query
     over the same noise streams, bit-for-bit identical on one and two threads."""
     rng = np.random.default_rng(12)
     sizes = rng.integers(0, 300, 60)
-    scores, labels, offs = random_query_set(rng, sizes, metric.upper(), tie_levels=4)
+    scores, labels, offs = random_query_set(rng, sizes, metric, tie_levels=4)
     scores = scores - 1.5
     kw = dict(metric=metric, top=top, sigma=0.7, mu=0.5, center=False, sfa=0.0, **opts)
     one, two = on_one_and_two_threads(lambda: stochastic_rank_gradient(
@@ -182,11 +207,15 @@ def test_worst_case_order_still_selects_correctly():
     scores = np.linspace(-20.0, 20.0, n)
     labels = np.random.default_rng(3).integers(0, 5, n).astype(float)
     noise = np.random.default_rng(4).standard_normal(n)
-    for metric, top in (("NDCG", 10), ("NDCG", 60), ("MRR", None), ("MAP", 5), ("MAP", 60)):
-        spec, sh, gain, cont, nz, pos_weight, t, scale = _query_args(
-            metric, {}, top, scores, labels, noise)
-        args = (sh, gain, cont, nz, pos_weight, t, scale, 1.0, True)
-        full = _sample(spec, PATH_SORT, *args)
-        assert np.max(np.abs(_sample(spec, PATH_SELECT, *args) - full)) <= TOL
-        assert np.count_nonzero(full) > 0
+    for metric, row in METRIC_TABLE.items():
+        # probability labels (PFound): the grades / 4
+        rows = labels / 4.0 if row.gain_kind == PROBABILITY_GAIN else labels
+        for top in WORST_CASE_TOPS.get(metric, (10, 60)):
+            spec, sh, gain, cont, nz, pos_weight, t, scale = _query_args(
+                metric, WORST_CASE_OPTIONS.get(metric, {}), top, scores, rows, noise)
+            args = (sh, gain, cont, nz, pos_weight, t, scale, 1.0, not row.virtual_document)
+            full = _sample(spec, PATH_SORT, *args)
+            err = np.max(np.abs(_sample(spec, PATH_SELECT, *args) - full))
+            assert err <= TOL, (metric, top, err)
+            assert np.count_nonzero(full) > 0, (metric, top)
     assert offs[-1] == n

@@ -15,23 +15,43 @@ import numpy as np
 import pytest
 
 import stochrank_objectives as sro
+from stochrank_objectives.objectives import OBJECTIVES as REGISTRY
 
-OBJECTIVES = {
-    "StochasticRank": lambda: sro.StochasticRank(metric="NDCG", top=5, seed=0),
-    "StochasticRank-MRR": lambda: sro.StochasticRank(metric="MRR", mu=0.1, seed=3),
-    "StochasticRank-ERR-paper": lambda: sro.StochasticRank.paper("ERR", top=10, grade_max=2),
-    "StochasticRank-FilteredDCG": lambda: sro.StochasticRank(metric="FilteredDCG", top=5),
-    "SoftRank": lambda: sro.SoftRank(top=5, seed=0),
-    "StochasticRankDCGRR": lambda: sro.StochasticRankDCGRR(n_samples=2, seed=1),
-    "LambdaMART": lambda: sro.LambdaMART(top=5),
-    "LambdaLoss": lambda: sro.LambdaLoss(),
-    "Gumbel(LambdaMART)": lambda: sro.Gumbel(sro.LambdaMART(top=5), n_samples=2, seed=1),
-    "ApproxNDCG": lambda: sro.ApproxNDCG(),
-    "SmoothNDCG": lambda: sro.SmoothNDCG(),
-    "ListNet": lambda: sro.ListNet(),
-    "YetiRank": lambda: sro.YetiRank(seed=2),
-    "YetiRank-NDCG": lambda: sro.YetiRank(mode="NDCG", top=5, permutations=3),
+#: registry name -> objectives shared beside the class's examples() (case id -> a factory of
+#: fresh instances): the metrics, cutoffs and estimators whose per-data caches no example reaches
+VARIANTS = {
+    "StochasticRank": {
+        "StochasticRank": lambda: sro.StochasticRank(metric="NDCG", top=5, seed=0),
+        "StochasticRank-MRR": lambda: sro.StochasticRank(metric="MRR", mu=0.1, seed=3),
+        "StochasticRank-ERR-paper": lambda: sro.StochasticRank.paper("ERR", top=10,
+                                                                     grade_max=2),
+        "StochasticRank-FilteredDCG": lambda: sro.StochasticRank(metric="FilteredDCG", top=5)},
+    "SoftRank": {"SoftRank": lambda: sro.SoftRank(top=5, seed=0)},
+    "StochasticRankDCGRR": {
+        "StochasticRankDCGRR": lambda: sro.StochasticRankDCGRR(n_samples=2, seed=1)},
+    "LambdaMART": {"LambdaMART": lambda: sro.LambdaMART(top=5)},
+    "Gumbel": {"Gumbel(LambdaMART)": lambda: sro.Gumbel(sro.LambdaMART(top=5), n_samples=2,
+                                                        seed=1)},
+    "YetiRank": {"YetiRank": lambda: sro.YetiRank(seed=2),
+                 "YetiRank-NDCG": lambda: sro.YetiRank(mode="NDCG", top=5, permutations=3)},
 }
+
+
+def _cases():
+    """``{case id: factory}``: every registered objective's examples() and its VARIANTS (an
+    instance met twice is shared once); each factory call makes a fresh instance."""
+    cases, seen = {}, set()
+    for name, cls in REGISTRY.items():
+        examples = ((f"{name}-{i}", lambda cls=cls, i=i: cls.examples()[i])
+                    for i in range(len(cls.examples())))
+        for case, make in [*VARIANTS.get(name, {}).items(), *examples]:
+            if repr(make()) not in seen:
+                seen.add(repr(make()))
+                cases[case] = make
+    return cases
+
+
+OBJECTIVES = _cases()
 
 N_THREADS = 6
 ROUNDS = 25
@@ -109,7 +129,12 @@ def test_the_cache_does_not_travel_with_a_pickle(data_sets):
                                   sro.StochasticRank(top=5).grad_hess(*data_sets[1])[0])
 
 
-def test_every_registered_objective_is_shared_here():
-    from stochrank_objectives.objectives import OBJECTIVES as REGISTRY
+def test_the_variants_name_registered_objectives():
+    # a key that is not (or no longer) a registry name would be a silently unused variant
+    assert set(VARIANTS) <= set(REGISTRY), set(VARIANTS) - set(REGISTRY)
+    for name, variants in VARIANTS.items():
+        assert all(type(make()) is REGISTRY[name] for make in variants.values()), name
 
+
+def test_every_registered_objective_is_shared_here():
     assert set(REGISTRY) <= {type(make()).__name__ for make in OBJECTIVES.values()}
