@@ -23,7 +23,8 @@ from ..clicks import DEFAULT_CLIP, RegressionEM, check_positions, ips_labels
 from ..groups import GroupedData, as_float_array, query_offsets_from_qid, query_offsets_from_sizes
 
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
-           "check_eval_queries", "rankable_queries", "check_feature_values", "category_columns", "per_eval_set",
+           "check_eval_queries", "rankable_queries", "check_feature_values", "category_columns",
+           "per_eval_set",
            "click_labels"]
 
 #: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
@@ -257,13 +258,13 @@ def check_training_queries(labels: np.ndarray, offsets: np.ndarray,
         raise ValueError(f"every query of qid/group has a single document ({n_rows} rows in "
                          f"{sizes.size} queries): there is nothing to rank; fit needs at least "
                          "one query of two or more documents")
-    if rankable_queries(labels, offsets).any() and not rankable_queries(
-            labels, offsets, weights).any():
+    by_labels, weighted = _any_rankable(labels, offsets, weights)
+    if by_labels and not weighted:
         warnings.warn("sample_weight: every query whose documents differ in relevance has "
                       "weight 0 (weight 0 removes a query), so every gradient is zero and the "
                       "booster trains a constant model; check sample_weight", UserWarning,
                       stacklevel=4)
-    elif not rankable_queries(labels, offsets).any():
+    elif not by_labels:
         warnings.warn("y: the labels of every query are all equal, so every query's gradient is "
                       "zero and the booster trains a constant model; check y and qid/group",
                       UserWarning, stacklevel=4)
@@ -286,9 +287,10 @@ def check_eval_queries(labels: np.ndarray, offsets: np.ndarray, where: str,
       early_stopping: whether early stopping watches it.
       weights: its query weights (one per query), or None.
     """
-    if rankable_queries(labels, offsets, weights).any():
+    by_labels, weighted = _any_rankable(labels, offsets, weights)
+    if weighted:
         return
-    if rankable_queries(labels, offsets).any():
+    if by_labels:
         what = (f"{where}: every query whose documents differ in relevance has weight 0 "
                 "(weight 0 removes a query), so the eval metric on it is a constant, the same "
                 "for every model")
@@ -317,8 +319,20 @@ def rankable_queries(labels: np.ndarray, offsets: np.ndarray,
         rankable[filled] = (np.minimum.reduceat(labels, starts)
                             != np.maximum.reduceat(labels, starts))
     if weights is not None:
-        rankable &= np.asarray(weights, dtype=np.float64).reshape(-1) > 0
+        rankable &= _positive(weights)
     return rankable
+
+
+def _positive(weights) -> np.ndarray:
+    return np.asarray(weights, dtype=np.float64).reshape(-1) > 0
+
+
+def _any_rankable(labels: np.ndarray, offsets: np.ndarray, weights) -> tuple[bool, bool]:
+    """``(whether a query has two labels, whether such a query also has a positive weight)``,
+    the labels' pass made once."""
+    by_labels = rankable_queries(labels, offsets)
+    weighted = by_labels if weights is None else by_labels & _positive(weights)
+    return bool(by_labels.any()), bool(weighted.any())
 
 
 def click_labels(X, clicks, position, propensity):
