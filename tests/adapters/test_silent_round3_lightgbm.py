@@ -28,9 +28,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def lightgbm_model_file_damage(data):
-    from stochrank_objectives.adapters._ranker_files import lightgbm_model_file_damage
+    from stochrank_objectives.adapters.lightgbm._model_file import model_file_damage
 
-    return lightgbm_model_file_damage(data)
+    return model_file_damage(data)
 
 
 def ranker(objective=None, **kwargs):

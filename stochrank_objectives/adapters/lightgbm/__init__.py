@@ -43,7 +43,8 @@ weighted mean.
 
 The modules: :mod:`._inputs` (the two call forms of a LightGBM callable and their query
 groups), :mod:`._callback` (the iteration and SGLB learning-rate callback), :mod:`._objective`
-(:class:`LGBMObjective`), :mod:`._metric` (:class:`LGBMMetric`) and :mod:`._ranker`
+(:class:`LGBMObjective`), :mod:`._metric` (:class:`LGBMMetric`), :mod:`._model_file` (the check of a model file
+before LightGBM reads it) and :mod:`._ranker`
 (:class:`StochasticLGBMRanker`). Each imports only the modules before it, so any of them can be
 imported first in a fresh interpreter (for example when a pickled ranker is loaded).
 """

@@ -18,12 +18,7 @@ from ...groups import as_float_array, document_weights, query_weights
 from .._booster_params import LEARNING_RATE_NAMES, check_known_names
 from .._common import EvalMetric, check_objective, check_sglb
 from .._ranker import StochasticRankerBase, is_package_metric
-from .._ranker_files import (
-    lightgbm_model_file_damage,
-    packed_state,
-    save_booster,
-    unpacked_state,
-)
+from .._ranker_files import packed_state, save_booster, unpacked_state
 from .._ranker_inputs import (
     as_matrix,
     category_columns,
@@ -38,6 +33,7 @@ from .._ranker_settings import default_objective
 from .._serving import LIGHTGBM_RANKING_OBJECTIVE, lightgbm_as_ranker
 from ._callback import is_sglb_callback
 from ._metric import LGBMMetric
+from ._model_file import model_file_damage
 from ._objective import LGBMObjective
 
 __all__ = ["StochasticLGBMRanker", "lightgbm_parameter_names"]
@@ -193,13 +189,13 @@ def _as_lightgbm_metric(metric):
 def _check_model_file(init_model) -> None:
     """Refuse an ``init_model`` path that is not a whole LightGBM model file, before LightGBM
     reads it: it aborts the process on a truncated one and raises its internal "Unknown model
-    format" for another booster's (see :func:`lightgbm_model_file_damage`). A missing file is
+    format" for another booster's (see :func:`._model_file.model_file_damage`). A missing file is
     left to LightGBM's own error ("Could not open ...")."""
     path = os.fspath(init_model)
     if not os.path.isfile(path):
         return
     with open(path, "rb") as file:
-        damage = lightgbm_model_file_damage(file.read())
+        damage = model_file_damage(file.read())
     if damage is not None:
         raise ValueError(f"init_model={path!r} {damage}; pass a file saved by the ranker's "
                          "save_model(path) (or lightgbm.Booster.save_model), or the fitted "
