@@ -39,8 +39,10 @@ class EvalMetric:
         self.k = k
         self.ties = ties
         self.options = dict(options)
-        # Fail now on a bad name, cutoff or option rather than after the first tree.
-        _metrics.evaluate(self.metric, np.zeros(1), np.zeros(1), np.array([0, 1]), k,
+        # Fail now on a bad name, cutoff or option rather than after the first tree; on no
+        # query, which checks them all without compiling the metric's kernels (seconds on a
+        # process's first fit, which needs them only if it evaluates).
+        _metrics.evaluate(self.metric, np.zeros(0), np.zeros(0), np.array([0]), k,
                           ties=ties, **self.options)
         if name is None:
             name = self.metric.upper() + ("" if k is None else f"@{k}")

@@ -91,6 +91,10 @@ def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="wors
         weights = query_weights(weights, offs)
     row = spec.row
     tie = _tie_code(ties, row)
+    if offs.shape[0] == 1:  # no query: every option is checked, and no kernel need compile
+        return _summarise(np.zeros(0), np.zeros(0, dtype=bool),
+                          row.no_relevant if no_relevant is None else no_relevant, per_query,
+                          offs, weights)
     if row.average:  # MAP
         args = spec.kernel_args(labels, offs)
         raw = average_precision_per_query(scores, labels, args.gain, offs, args.cutoff, tie)

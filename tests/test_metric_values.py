@@ -54,3 +54,26 @@ def test_bad_policies_are_named():
         evaluate_spec(spec, SCORES, LABELS, OFFS, no_relevant="none")
     with pytest.raises(ValueError, match="order must be one of"):
         evaluate_spec(MetricSpec.make("FilteredDCG"), SCORES, LABELS, OFFS, order="rank")
+
+
+def test_an_eval_metric_is_checked_without_running_a_kernel(monkeypatch):
+    # the check of a new EvalMetric (which every ranker makes for its objective) evaluated the
+    # metric on a one-document query, so a process's first fit compiled the metric's kernels
+    # (about 6 s) even with nothing to evaluate; on no query every option is still checked
+    from stochrank_objectives import metric_values
+    from stochrank_objectives.eval_metric import EvalMetric
+
+    def no_kernel(*args, **kwargs):
+        raise AssertionError("a metric kernel ran")
+
+    for name in ("cascade_metric_per_query", "average_precision_per_query"):
+        monkeypatch.setattr(metric_values, name, no_kernel)
+    for name in ("NDCG", "ERR", "MRR", "MAP", "precision", "Recall", "PFound", "FilteredDCG"):
+        EvalMetric(name, 5)
+    with pytest.raises(ValueError, match="ties must be one of"):
+        EvalMetric("NDCG", 5, ties="random")
+    with pytest.raises(ValueError, match="no_relevant must be one of"):
+        EvalMetric("NDCG", 5, no_relevant="maybe")
+    assert np.isnan(metrics.evaluate("NDCG", np.zeros(0), np.zeros(0), np.array([0]), 5))
+    assert metrics.evaluate("ERR", np.zeros(0), np.zeros(0), np.array([0]), 5,
+                            per_query=True).shape == (0,)

@@ -17,14 +17,50 @@ def _mean(values, lo, hi):
     return total / (hi - lo)
 
 
+@njit(cache=True, inline="always")
+def _before(a, b):
+    """``a`` sorts before ``b`` in NumPy's ascending order (NaN last)."""
+    return a < b or (b != b and a == a)
+
+
+@njit(cache=True)
+def _select(values, k):
+    """``values`` rearranged in place so that ``values[k]`` is the value that NumPy's ascending
+    sort puts at ``k`` (Hoare's selection, ``O(n)`` expected steps); returns it. The value is
+    an order statistic, so it is exactly the sorted array's, whatever the rearrangement."""
+    lo = 0
+    hi = values.shape[0] - 1
+    while lo < hi:
+        pivot = values[(lo + hi) // 2]
+        i = lo
+        j = hi
+        while i <= j:
+            while _before(values[i], pivot):
+                i += 1
+            while _before(pivot, values[j]):
+                j -= 1
+            if i <= j:
+                values[i], values[j] = values[j], values[i]
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            break
+    return values[k]
+
+
 @njit(cache=True)
 def region_floor(scores, lo, hi, region):
     """The lowest of the ``region`` highest scores of ``scores[lo:hi]``; ``-inf`` when
-    ``region`` is 0 or covers the list (the region is then the whole list)."""
+    ``region`` is 0 or covers the list (the region is then the whole list). The value of
+    ``np.sort(scores[lo:hi])[n - region]``, selected in ``O(n)`` instead of sorted."""
     n = hi - lo
     if region <= 0 or region >= n:
         return -np.inf
-    return np.sort(scores[lo:hi])[n - region]
+    return _select(scores[lo:hi].copy(), n - region)
 
 
 @njit(cache=True, inline="always")
@@ -44,6 +80,19 @@ def _region_spread(scores, lo, hi, floor):
     return m, mean, ss
 
 
+@njit(cache=True)
+def _query_scale(scores, lo, hi, sigma, nu, relative, region):
+    """:func:`query_noise_scale` of the query ``lo:hi`` (compiled apart from the parallel loop,
+    which then compiles in a fraction of the time)."""
+    if not relative:
+        return sigma
+    var = 0.0
+    if hi > lo:  # the whole list when region_floor is -inf
+        m, _, ss = _region_spread(scores, lo, hi, region_floor(scores, lo, hi, region))
+        var = ss / m
+    return sigma * math.sqrt(var + nu * nu)
+
+
 @njit(cache=True, parallel=True)
 def query_noise_scale(scores, query_offsets, sigma, nu, relative, region=0):
     """Per-query noise scale: ``sigma`` (absolute), or ``sigma * rho_q`` (relative) with
@@ -59,20 +108,12 @@ def query_noise_scale(scores, query_offsets, sigma, nu, relative, region=0):
     n_queries = query_offsets.shape[0] - 1
     out = np.empty(n_queries)
     for q in prange(n_queries):
-        if not relative:
-            out[q] = sigma
-            continue
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        var = 0.0
-        if hi > lo:  # the whole list when region_floor is -inf
-            m, _, ss = _region_spread(scores, lo, hi, region_floor(scores, lo, hi, region))
-            var = ss / m
-        out[q] = sigma * math.sqrt(var + nu * nu)
+        out[q] = _query_scale(scores, query_offsets[q], query_offsets[q + 1], sigma, nu,
+                              relative, region)
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region):
     """``g <- g - sfa * dot / (||c_T||^2 + m nu^2) * c_T`` over the region ``T`` of one query
     (see :func:`center_and_accelerate`)."""
@@ -83,6 +124,65 @@ def _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region):
         for i in range(lo, hi):
             if scores[i] >= floor:
                 grad[i] -= k * (scores[i] - mean)
+
+
+@njit(cache=True)
+def _center_and_accelerate_query(grad, scores, lo, hi, center, sfa, nu, relative,
+                                 translation_invariant, region):
+    """:func:`center_and_accelerate` of the query ``lo:hi`` (compiled apart from the parallel
+    loop, which then compiles in a fraction of the time)."""
+    n = hi - lo
+    if not translation_invariant:
+        if n == 0 or sfa == 0.0:
+            return
+        zmean = _mean(scores, lo, hi)
+        dot = 0.0
+        cnorm2 = 0.0
+        znorm2 = 0.0
+        for i in range(lo, hi):
+            dot += grad[i] * scores[i]
+            cnorm2 += (scores[i] - zmean) * (scores[i] - zmean)
+            znorm2 += scores[i] * scores[i]
+        if relative and 0 < region < n:
+            _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
+        elif relative:
+            k = sfa * dot / (cnorm2 + n * nu * nu)
+            for i in range(lo, hi):
+                grad[i] -= k * (scores[i] - zmean)
+        else:
+            denom = math.sqrt(znorm2) + nu
+            k = sfa * dot / (denom * denom)
+            for i in range(lo, hi):
+                grad[i] -= k * scores[i]
+        return
+    if n < 2:
+        for i in range(lo, hi):
+            grad[i] = 0.0
+        return
+    if center:
+        gmean = _mean(grad, lo, hi)
+        for i in range(lo, hi):
+            grad[i] -= gmean
+    if sfa != 0.0 and (n > 2 or relative):
+        zmean = _mean(scores, lo, hi)
+        dot = 0.0
+        norm2 = 0.0
+        for i in range(lo, hi):
+            c = scores[i] - zmean
+            dot += grad[i] * c
+            norm2 += c * c
+        if relative and 0 < region < n:
+            _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
+            return
+        if relative:
+            denom2 = norm2 + n * nu * nu
+        else:
+            denom = math.sqrt(norm2) + nu
+            denom2 = denom * denom
+        k = sfa * dot / denom2
+        if k != 0.0:
+            for i in range(lo, hi):
+                grad[i] -= k * (scores[i] - zmean)
 
 
 @njit(cache=True, parallel=True)
@@ -122,60 +222,8 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
     """
     n_queries = query_offsets.shape[0] - 1
     for q in prange(n_queries):
-        lo = query_offsets[q]
-        hi = query_offsets[q + 1]
-        n = hi - lo
-        if not translation_invariant:
-            if n == 0 or sfa == 0.0:
-                continue
-            zmean = _mean(scores, lo, hi)
-            dot = 0.0
-            cnorm2 = 0.0
-            znorm2 = 0.0
-            for i in range(lo, hi):
-                dot += grad[i] * scores[i]
-                cnorm2 += (scores[i] - zmean) * (scores[i] - zmean)
-                znorm2 += scores[i] * scores[i]
-            if relative and 0 < region < n:
-                _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
-            elif relative:
-                k = sfa * dot / (cnorm2 + n * nu * nu)
-                for i in range(lo, hi):
-                    grad[i] -= k * (scores[i] - zmean)
-            else:
-                denom = math.sqrt(znorm2) + nu
-                k = sfa * dot / (denom * denom)
-                for i in range(lo, hi):
-                    grad[i] -= k * scores[i]
-            continue
-        if n < 2:
-            for i in range(lo, hi):
-                grad[i] = 0.0
-            continue
-        if center:
-            gmean = _mean(grad, lo, hi)
-            for i in range(lo, hi):
-                grad[i] -= gmean
-        if sfa != 0.0 and (n > 2 or relative):
-            zmean = _mean(scores, lo, hi)
-            dot = 0.0
-            norm2 = 0.0
-            for i in range(lo, hi):
-                c = scores[i] - zmean
-                dot += grad[i] * c
-                norm2 += c * c
-            if relative and 0 < region < n:
-                _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
-                continue
-            if relative:
-                denom2 = norm2 + n * nu * nu
-            else:
-                denom = math.sqrt(norm2) + nu
-                denom2 = denom * denom
-            k = sfa * dot / denom2
-            if k != 0.0:
-                for i in range(lo, hi):
-                    grad[i] -= k * (scores[i] - zmean)
+        _center_and_accelerate_query(grad, scores, query_offsets[q], query_offsets[q + 1], center,
+                                     sfa, nu, relative, translation_invariant, region)
 
 
 @njit(cache=True, parallel=True)

@@ -10,7 +10,7 @@ from numba import njit
 
 from stochrank_objectives import draw_noise
 from stochrank_objectives.kernels.ccs import gaussian_kernel
-from stochrank_objectives.kernels.noise_scale import scale_in_place
+from stochrank_objectives.kernels.noise_scale import region_floor, scale_in_place
 from stochrank_objectives.kernels.rng import draw_grouped_normals
 
 
@@ -97,3 +97,22 @@ def test_scale_in_place_gives_numpys_products_bit_for_bit(n, threads):
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(grad, want_grad) and np.array_equal(hess, want_hess)
+
+
+def test_region_floor_is_the_sorted_lists_value_with_ties_infinities_and_nan():
+    # region_floor selects instead of sorting: the order statistic must be np.sort's exactly,
+    # NaN sorting last as NumPy sorts it
+    rng = np.random.default_rng(3)
+    for trial in range(400):
+        n = int(rng.integers(1, 40))
+        z = rng.integers(0, 4, n).astype(float) if trial % 3 == 0 else rng.normal(size=n)
+        if trial % 5 == 0:
+            z[rng.integers(0, n, 2)] = np.nan
+        if trial % 7 == 0:
+            z[rng.integers(0, n, 2)] = np.inf if trial % 2 else -np.inf
+        before = z.copy()
+        for region in range(n + 2):
+            want = -np.inf if region <= 0 or region >= n else np.sort(z)[n - region]
+            got = region_floor(z, 0, n, region)
+            assert got == want or (np.isnan(got) and np.isnan(want)), (z, region)
+        np.testing.assert_array_equal(z, before)  # the scores are not reordered

@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
-from numba.extending import overload
 
 from ..common import query_cutoff_weights, query_rows
 from ..rng import fill_noise_row, noise_rows
@@ -485,44 +484,6 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
     subtract_outside(order, coef, acc, out)
 
 
-class _CascadeOptions(CCSOptions):
-    """:class:`CCSOptions` of the cascade kernel, told apart by type (see :func:`ccs_gradient`)."""
-
-    __slots__ = ()
-
-
-class _CountingOptions(CCSOptions):
-    """:class:`CCSOptions` of the counting kernel, told apart by type (see :func:`ccs_gradient`)."""
-
-    __slots__ = ()
-
-
-def _ccs_sample(shifted, noise, sigma, query, options, factor, out, work):
-    """One CCS sample of one query with the kernel of the metric family (jitted code only)."""
-    raise NotImplementedError("_ccs_sample is compiled into ccs_gradient only")
-
-
-@overload(_ccs_sample, jit_options={"cache": True})  # type: ignore[typeddict-unknown-key]
-def _ccs_sample_kernel(shifted, noise, sigma, query, options, factor, out, work):
-    # The options' type names the kernel, so a call compiles that kernel alone: each kernel
-    # with its callees is about half of the chain's compile time, and a branch on
-    # options.counting would compile both (a plain CCSOptions still does).
-    kind = getattr(options, "instance_class", None)
-    if kind is not None and issubclass(kind, _CountingOptions):
-        return lambda shifted, noise, sigma, query, options, factor, out, work: \
-            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
-    if kind is not None and issubclass(kind, _CascadeOptions):
-        return lambda shifted, noise, sigma, query, options, factor, out, work: \
-            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
-
-    def either(shifted, noise, sigma, query, options, factor, out, work):
-        if options.counting:
-            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
-        else:
-            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
-    return either
-
-
 def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
                  iteration):
     """CCS gradient averaged over noise rows; query ``q`` is smoothed with noise scale
@@ -539,19 +500,21 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     their noise is the same as without it. ``options.path``: see :mod:`.noisy_order`
     (``PATH_SORT`` keeps the exact per-document sums).
 
-    Compiled once per kernel: ``options.counting`` is turned into the options' type here, so
-    the first call of a metric compiles only its own kernel (:func:`ccs_query` or
-    :func:`ccs_counting_query`).
+    Compiled once per kernel: the kernel of the metric family (:func:`ccs_counting_query` when
+    ``options.counting``, else :func:`ccs_query`) is handed to the parallel loop as an argument,
+    so the first call of a metric compiles only its own kernel, and the loop calls it directly
+    (no dispatching function between them, whose machine code would hold the kernel's again).
     """
-    kind = _CountingOptions if options.counting else _CascadeOptions
-    return _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, kind(*options),
-                         n_samples, seed, iteration)
+    sample = ccs_counting_query if options.counting else ccs_query
+    return _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples,
+                         seed, iteration, sample)
 
 
 @njit(cache=True, parallel=True)
 def _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
-                  iteration):
-    """:func:`ccs_gradient` with the kernel chosen by the type of ``options``."""
+                  iteration, sample):
+    """:func:`ccs_gradient` with ``sample`` (:func:`ccs_query` or :func:`ccs_counting_query`)
+    computing each sample of each query."""
     gain = metric.gain
     cont = metric.continuation
     query_scale = metric.scale
@@ -572,6 +535,6 @@ def _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n
         for k in range(n_rows):
             fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
             buf[n - n_fixed:] = 0.0
-            _ccs_sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows,
-                        out[lo:hi], work)
+            sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows, out[lo:hi],
+                   work)
     return out
