@@ -11,9 +11,10 @@ the noisy scores, :mod:`.gaussian` for the conditional law), and gives the summa
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..common import query_cutoff_weights, query_rows
+from ..query_threads import over_queries
 from ..rng import fill_noise_row, noise_rows
 from .fast_sums import (CascadeJumps, CountingJumps, FirstZero, SortedSample, cascade_fast_sums,
                         counting_fast_sums, first_zero_below, use_fast_sums)
@@ -484,6 +485,21 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
     subtract_outside(order, coef, acc, out)
 
 
+class _CascadeOptions(CCSOptions):
+    """No longer used: the options' type of the cascade kernel in Numba caches written before
+    the kernel was handed to the loop as an argument. Numba unpickles a kernel's cache index
+    before it compares the source's stamp, so without this class a stale cache beside the
+    sources (an upgrade in place) would raise instead of compiling again."""
+
+    __slots__ = ()
+
+
+class _CountingOptions(CCSOptions):
+    """No longer used: as :class:`_CascadeOptions`, for the counting kernel."""
+
+    __slots__ = ()
+
+
 def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
                  iteration):
     """CCS gradient averaged over noise rows; query ``q`` is smoothed with noise scale
@@ -501,28 +517,36 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     (``PATH_SORT`` keeps the exact per-document sums).
 
     Compiled once per kernel: the kernel of the metric family (:func:`ccs_counting_query` when
-    ``options.counting``, else :func:`ccs_query`) is handed to the parallel loop as an argument,
-    so the first call of a metric compiles only its own kernel, and the loop calls it directly
-    (no dispatching function between them, whose machine code would hold the kernel's again).
+    ``options.counting``, else :func:`ccs_query`) is handed to the loop over the queries as an
+    argument, so the first call of a metric compiles only its own kernel, and the loop calls it
+    directly (no dispatching function between them, whose machine code would hold the kernel's
+    again). The loop is a serial kernel that :func:`~..query_threads.over_queries` runs on
+    Numba's thread count: a ``prange`` loop would hold the whole chain's machine code three
+    times (about 10 s of a first fit's compilation).
     """
     sample = ccs_counting_query if options.counting else ccs_query
-    return _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples,
-                         seed, iteration, sample)
+    out = np.zeros(shifted.shape[0])
+    over_queries(_ccs_gradient_queries, query_offsets, shifted, metric, (noise, query_sigma),
+                 query_offsets, options, (n_samples, seed, iteration), sample, out)
+    return out
 
 
-@njit(cache=True, parallel=True)
-def _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
-                  iteration, sample):
-    """:func:`ccs_gradient` with ``sample`` (:func:`ccs_query` or :func:`ccs_counting_query`)
-    computing each sample of each query."""
-    gain = metric.gain
-    cont = metric.continuation
-    query_scale = metric.scale
+@njit(cache=True, nogil=True)
+def _ccs_gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream,
+                          sample, out):
+    """:func:`ccs_gradient` of the queries ``range(*queries)`` into ``out`` (a serial kernel
+    that :func:`~..query_threads.over_queries` runs on the threads), with ``sample``
+    (:func:`ccs_query` or :func:`ccs_counting_query`) computing each sample of each query;
+    ``smoothing``: ``(noise, query_sigma)``, ``stream``: ``(n_samples, seed, iteration)``."""
+    noise, query_sigma = smoothing
+    n_samples, seed, iteration = stream
     n_rows = noise_rows(noise, n_samples)
     # FilteredDCG's fixed document takes no draw from the streams (explicit rows are used whole)
     n_fixed = 1 if options.fixed_last and noise.shape[0] == 0 else 0
-    out = np.zeros(shifted.shape[0])
-    for q in prange(query_offsets.shape[0] - 1):
+    gain = metric.gain
+    cont = metric.continuation
+    query_scale = metric.scale
+    for q in range(queries[0], queries[1]):
         lo, hi, active = query_rows(query_offsets, query_scale, q)
         if not active:
             continue
@@ -537,4 +561,3 @@ def _ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n
             buf[n - n_fixed:] = 0.0
             sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows, out[lo:hi],
                    work)
-    return out
