@@ -16,8 +16,8 @@ One concern per function:
 * :func:`add_pair_derivatives` -- the gradient and diagonal hessian of
   ``sum_pairs w log(1 + exp(-(s_winner - s_loser)))``, weights held fixed;
 * :func:`yetirank_grad_hess` -- the driver, over the queries on Numba's thread count
-  (:mod:`.query_threads`); each query is computed by one thread and its noise is keyed by the query, so the result is bit-identical on any
-  number of threads.
+  (:mod:`.query_threads`); each query is computed by one thread and its noise is keyed by the
+  query, so the result is bit-identical on any number of threads.
 
 Positions are 0-based here (the 1-based position of the formulas is ``p + 1``).
 """

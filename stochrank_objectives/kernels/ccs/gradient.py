@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from ..common import query_cutoff_weights, query_rows
 from ..query_threads import over_queries
@@ -486,18 +487,45 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
 
 
 class _CascadeOptions(CCSOptions):
-    """No longer used: the options' type of the cascade kernel in Numba caches written before
-    the kernel was handed to the loop as an argument. Numba unpickles a kernel's cache index
-    before it compares the source's stamp, so without this class a stale cache beside the
-    sources (an upgrade in place) would raise instead of compiling again."""
+    """:class:`CCSOptions` of the cascade kernel, told apart by type (see :func:`ccs_gradient`)."""
 
     __slots__ = ()
 
 
 class _CountingOptions(CCSOptions):
-    """No longer used: as :class:`_CascadeOptions`, for the counting kernel."""
+    """:class:`CCSOptions` of the counting kernel, told apart by type (see :func:`ccs_gradient`)."""
 
     __slots__ = ()
+
+
+def _ccs_sample(shifted, noise, sigma, query, options, factor, out, work):
+    """One CCS sample of one query with the kernel of the metric family (jitted code only)."""
+    raise NotImplementedError("_ccs_sample is compiled into ccs_gradient only")
+
+
+# inline: the caller calls the chosen kernel itself (a function between them would hold the
+# kernel's machine code once more, ~3 s of a first fit); mypy: jit_options is a TypedDict
+@overload(_ccs_sample, jit_options={"cache": True},  # type: ignore[typeddict-unknown-key]
+          inline="always")
+def _ccs_sample_kernel(shifted, noise, sigma, query, options, factor, out, work):
+    # The options' type names the kernel, so a call compiles that kernel alone: a branch on
+    # options.counting would compile both (a plain CCSOptions still does). Not the kernel as
+    # an argument: Numba cannot cache a function that takes a dispatcher (every new process
+    # would compile it again).
+    kind = getattr(options, "instance_class", None)
+    if kind is not None and issubclass(kind, _CountingOptions):
+        return lambda shifted, noise, sigma, query, options, factor, out, work: \
+            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
+    if kind is not None and issubclass(kind, _CascadeOptions):
+        return lambda shifted, noise, sigma, query, options, factor, out, work: \
+            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
+
+    def either(shifted, noise, sigma, query, options, factor, out, work):
+        if options.counting:
+            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
+        else:
+            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
+    return either
 
 
 def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
@@ -516,28 +544,27 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     their noise is the same as without it. ``options.path``: see :mod:`.noisy_order`
     (``PATH_SORT`` keeps the exact per-document sums).
 
-    Compiled once per kernel: the kernel of the metric family (:func:`ccs_counting_query` when
-    ``options.counting``, else :func:`ccs_query`) is handed to the loop over the queries as an
-    argument, so the first call of a metric compiles only its own kernel, and the loop calls it
-    directly (no dispatching function between them, whose machine code would hold the kernel's
-    again). The loop is a serial kernel that :func:`~..query_threads.over_queries` runs on
-    Numba's thread count: a ``prange`` loop would hold the whole chain's machine code three
-    times (about 10 s of a first fit's compilation).
+    Compiled once per kernel: ``options.counting`` is turned into the options' type here, so
+    the first call of a metric compiles only its own kernel (:func:`ccs_query` or
+    :func:`ccs_counting_query`), which the loop over the queries calls directly. The loop is a
+    serial kernel that :func:`~..query_threads.over_queries` runs on Numba's thread count: a
+    ``prange`` loop would hold the whole chain's machine code three times (about 10 s of a
+    first fit's compilation).
     """
-    sample = ccs_counting_query if options.counting else ccs_query
+    kind = _CountingOptions if options.counting else _CascadeOptions
     out = np.zeros(shifted.shape[0])
     over_queries(_ccs_gradient_queries, query_offsets, shifted, metric, (noise, query_sigma),
-                 query_offsets, options, (n_samples, seed, iteration), sample, out)
+                 query_offsets, kind(*options), (n_samples, seed, iteration), out)
     return out
 
 
 @njit(cache=True, nogil=True)
 def _ccs_gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream,
-                          sample, out):
+                          out):
     """:func:`ccs_gradient` of the queries ``range(*queries)`` into ``out`` (a serial kernel
-    that :func:`~..query_threads.over_queries` runs on the threads), with ``sample``
-    (:func:`ccs_query` or :func:`ccs_counting_query`) computing each sample of each query;
-    ``smoothing``: ``(noise, query_sigma)``, ``stream``: ``(n_samples, seed, iteration)``."""
+    that :func:`~..query_threads.over_queries` runs on the threads), with the kernel the type
+    of ``options`` names computing each sample of each query; ``smoothing``: ``(noise,
+    query_sigma)``, ``stream``: ``(n_samples, seed, iteration)``."""
     noise, query_sigma = smoothing
     n_samples, seed, iteration = stream
     n_rows = noise_rows(noise, n_samples)
@@ -559,5 +586,5 @@ def _ccs_gradient_queries(queries, shifted, metric, smoothing, query_offsets, op
         for k in range(n_rows):
             fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
             buf[n - n_fixed:] = 0.0
-            sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows, out[lo:hi],
-                   work)
+            _ccs_sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows,
+                        out[lo:hi], work)
