@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.extending import overload
 
 from ..common import query_cutoff_weights, query_rows
 from ..query_threads import over_queries
@@ -487,45 +486,18 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
 
 
 class _CascadeOptions(CCSOptions):
-    """:class:`CCSOptions` of the cascade kernel, told apart by type (see :func:`ccs_gradient`)."""
+    """No longer used: the options' type of the cascade kernel in Numba caches written before
+    each kernel got a driver of its own. Numba unpickles a kernel's cache index before it
+    compares the source's stamp, so without this class a stale cache beside the sources (an
+    upgrade in place) would raise instead of compiling again."""
 
     __slots__ = ()
 
 
 class _CountingOptions(CCSOptions):
-    """:class:`CCSOptions` of the counting kernel, told apart by type (see :func:`ccs_gradient`)."""
+    """No longer used: as :class:`_CascadeOptions`, for the counting kernel."""
 
     __slots__ = ()
-
-
-def _ccs_sample(shifted, noise, sigma, query, options, factor, out, work):
-    """One CCS sample of one query with the kernel of the metric family (jitted code only)."""
-    raise NotImplementedError("_ccs_sample is compiled into ccs_gradient only")
-
-
-# inline: the caller calls the chosen kernel itself (a function between them would hold the
-# kernel's machine code once more, ~3 s of a first fit); mypy: jit_options is a TypedDict
-@overload(_ccs_sample, jit_options={"cache": True},  # type: ignore[typeddict-unknown-key]
-          inline="always")
-def _ccs_sample_kernel(shifted, noise, sigma, query, options, factor, out, work):
-    # The options' type names the kernel, so a call compiles that kernel alone: a branch on
-    # options.counting would compile both (a plain CCSOptions still does). Not the kernel as
-    # an argument: Numba cannot cache a function that takes a dispatcher (every new process
-    # would compile it again).
-    kind = getattr(options, "instance_class", None)
-    if kind is not None and issubclass(kind, _CountingOptions):
-        return lambda shifted, noise, sigma, query, options, factor, out, work: \
-            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
-    if kind is not None and issubclass(kind, _CascadeOptions):
-        return lambda shifted, noise, sigma, query, options, factor, out, work: \
-            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
-
-    def either(shifted, noise, sigma, query, options, factor, out, work):
-        if options.counting:
-            ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
-        else:
-            ccs_query(shifted, noise, sigma, query, options, factor, out, work)
-    return either
 
 
 def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_samples, seed,
@@ -544,27 +516,31 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     their noise is the same as without it. ``options.path``: see :mod:`.noisy_order`
     (``PATH_SORT`` keeps the exact per-document sums).
 
-    Compiled once per kernel: ``options.counting`` is turned into the options' type here, so
-    the first call of a metric compiles only its own kernel (:func:`ccs_query` or
-    :func:`ccs_counting_query`), which the loop over the queries calls directly. The loop is a
-    serial kernel that :func:`~..query_threads.over_queries` runs on Numba's thread count: a
-    ``prange`` loop would hold the whole chain's machine code three times (about 10 s of a
-    first fit's compilation).
+    Compiled once per kernel: each kernel has a driver of its own (:func:`_cascade_queries`,
+    :func:`_counting_queries`), so the first call of a metric compiles only its own kernel,
+    which the driver calls directly. A driver is a serial kernel over a range of queries that
+    :func:`~..query_threads.over_queries` runs on Numba's thread count: a ``prange`` loop would
+    hold the whole chain's machine code three times (about 10 s of a first fit's
+    compilation).
     """
-    kind = _CountingOptions if options.counting else _CascadeOptions
+    driver = _counting_queries if options.counting else _cascade_queries
     out = np.zeros(shifted.shape[0])
-    over_queries(_ccs_gradient_queries, query_offsets, shifted, metric, (noise, query_sigma),
-                 query_offsets, kind(*options), (n_samples, seed, iteration), out)
+    over_queries(driver, query_offsets, shifted, metric, (noise, query_sigma), query_offsets,
+                 options, (n_samples, seed, iteration), out)
     return out
 
 
-@njit(cache=True, nogil=True)
-def _ccs_gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream,
-                          out):
-    """:func:`ccs_gradient` of the queries ``range(*queries)`` into ``out`` (a serial kernel
-    that :func:`~..query_threads.over_queries` runs on the threads), with the kernel the type
-    of ``options`` names computing each sample of each query; ``smoothing``: ``(noise,
-    query_sigma)``, ``stream``: ``(n_samples, seed, iteration)``."""
+@njit(cache=True, inline="always")
+def _gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out,
+                      sample):
+    """:func:`ccs_gradient` of the queries ``range(*queries)`` into ``out``, with ``sample``
+    (:func:`ccs_query` or :func:`ccs_counting_query`) computing each sample of each query;
+    ``smoothing``: ``(noise, query_sigma)``, ``stream``: ``(n_samples, seed, iteration)``.
+
+    Inlined into the two drivers, each of which names its kernel: a compiled function that
+    takes a kernel as an argument is never found again in Numba's cache (the dispatcher's
+    type does not compare equal once unpickled), and an overload choosing the kernel compiles
+    one more function holding the kernel's machine code."""
     noise, query_sigma = smoothing
     n_samples, seed, iteration = stream
     n_rows = noise_rows(noise, n_samples)
@@ -586,5 +562,20 @@ def _ccs_gradient_queries(queries, shifted, metric, smoothing, query_offsets, op
         for k in range(n_rows):
             fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
             buf[n - n_fixed:] = 0.0
-            _ccs_sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows,
-                        out[lo:hi], work)
+            sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows, out[lo:hi],
+                   work)
+
+
+@njit(cache=True, nogil=True)
+def _cascade_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out):
+    """The driver of the cascade kernel, :func:`ccs_query` (see :func:`_gradient_queries`)."""
+    _gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out,
+                      ccs_query)
+
+
+@njit(cache=True, nogil=True)
+def _counting_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out):
+    """The driver of the counting kernel, :func:`ccs_counting_query` (see
+    :func:`_gradient_queries`)."""
+    _gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out,
+                      ccs_counting_query)
