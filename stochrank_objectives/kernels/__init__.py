@@ -17,8 +17,8 @@
 * ``rng`` -- the counter-based Gaussian, Gumbel and logistic noise streams;
 * ``common`` -- shared helpers (stable orders, safe sigmoids, DCG discounts);
 * ``query_threads`` -- a serial kernel over ranges of queries on Numba's thread count, for the
-  drivers whose callees are large (CCS, YetiRank, LambdaMART): a ``prange`` loop compiles the
-  machine code of its callees three times.
+  CCS driver, whose callees are large: a ``prange`` loop compiles the machine code of its
+  callees three times.
 """
 
 import contextlib

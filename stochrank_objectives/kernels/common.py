@@ -3,17 +3,14 @@
 Orders are stable sorts by score descending (ties keep input order, as LightGBM and XGBoost do);
 positions are 0-based in the code (``rank = position + 1`` in the formulas). Every kernel of
 :mod:`.pairwise`, :mod:`.smooth_rank` and :mod:`.dcgrr` takes grouped arrays (``query_offsets``
-CSR offsets, see ``groups.py``) and loops over queries, with ``prange`` or, for the kernels
-whose callees are large, as a serial kernel on threads (:mod:`.query_threads`): each query
-writes only its own rows, so the result does not depend on the thread count.
+CSR offsets, see ``groups.py``) and loops over queries with ``prange``: each query writes only
+its own rows, so the result does not depend on the thread count.
 """
 
 import math
 
 import numpy as np
-from numba import njit
-
-from .query_threads import over_queries
+from numba import njit, prange
 
 LN2 = math.log(2.0)
 
@@ -97,23 +94,16 @@ def reciprocal_weights(n, top):
     return w
 
 
+@njit(cache=True, parallel=True)
 def inverse_ideal_dcg(gains, sort_key, query_offsets, discounts, top):
     """Per query ``1 / sum_{p < top} discounts[p] * gain_(p)`` (0 when that sum is 0).
 
     ``gain_(p)`` is the gain of the document at position ``p`` when the documents are sorted
-    by ``sort_key`` descending (the gains themselves, or LightGBM's labels). The queries run
-    on Numba's thread count through :func:`~.query_threads.over_queries`.
+    by ``sort_key`` descending (the gains themselves, or LightGBM's labels).
     """
-    out = np.zeros(query_offsets.shape[0] - 1)
-    over_queries(_inverse_ideal_dcg_queries, query_offsets, gains, sort_key, query_offsets,
-                 discounts, top, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _inverse_ideal_dcg_queries(queries, gains, sort_key, query_offsets, discounts, top, out):
-    """:func:`inverse_ideal_dcg` of the queries ``range(*queries)`` into ``out``."""
-    for q in range(queries[0], queries[1]):
+    nq = query_offsets.shape[0] - 1
+    out = np.zeros(nq)
+    for q in prange(nq):
         lo = query_offsets[q]
         hi = query_offsets[q + 1]
         order = order_desc(sort_key[lo:hi])
@@ -122,3 +112,5 @@ def _inverse_ideal_dcg_queries(queries, gains, sort_key, query_offsets, discount
             total += discounts[p] * gains[lo + order[p]]
         if total > 0.0:
             out[q] = 1.0 / total
+    return out
+

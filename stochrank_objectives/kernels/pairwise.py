@@ -13,7 +13,6 @@ import numpy as np
 from numba import njit, prange
 
 from .common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid, softplus
-from .query_threads import over_queries
 
 KIND_NDCG = 0
 KIND_MRR = 1
@@ -201,6 +200,7 @@ def _lambdamart_query(s, gains, labels, inv_ideal_q, weights, pair_top, settings
             hess[i] = hes[i] * factor
 
 
+@njit(cache=True, parallel=True)
 def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
                          settings, lookup):
     """LambdaMART lambdas: ``(grad, hess)`` of the loss, per document.
@@ -221,29 +221,14 @@ def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weight
     by ``log2(1 + L) / L``. ``lightgbm_float32`` accumulates in float32 like LightGBM (its
     score_t).
     ``kind``: ``KIND_NDCG`` (``gains``) or ``KIND_MRR`` (``gains`` = relevance 0/1).
-
-    The queries run on Numba's thread count through :func:`~.query_threads.over_queries` (a
-    serial kernel: a ``prange`` loop would compile its machine code three times).
     """
-    grad, hess = np.zeros(scores.shape[0]), np.zeros(scores.shape[0])
-    over_queries(_lambdamart_queries, query_offsets, scores, gains, labels, query_offsets,
-                 inv_ideal, (weights, pair_top), (settings, lookup), (grad, hess))
-    return grad, hess
-
-
-@njit(cache=True, nogil=True)
-def _lambdamart_queries(queries, scores, gains, labels, query_offsets, inv_ideal, cutoff, how,
-                        outputs):
-    """:func:`lambdamart_grad_hess` of the queries ``range(*queries)`` into ``outputs`` =
-    ``(grad, hess)``; ``cutoff``: ``(weights, pair_top)``, ``how``: ``(settings, lookup)``."""
-    weights, pair_top = cutoff
-    settings, lookup = how
-    grad, hess = outputs
-    for q in range(queries[0], queries[1]):
+    _, grad, hess = zeroed_loss_grad_hess(scores.shape[0], 0)
+    for q in prange(query_offsets.shape[0] - 1):
         lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             _lambdamart_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q], weights,
                               pair_top, settings, lookup, grad[lo:hi], hess[lo:hi])
+    return grad, hess
 
 
 @njit(cache=True, parallel=True)

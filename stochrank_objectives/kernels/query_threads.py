@@ -10,6 +10,13 @@ module runs it over contiguous ranges of queries on ``numba.get_num_threads()`` 
 (:func:`~stochrank_objectives.kernels.threads_for` lowers that count for small inputs, as it
 does for the ``prange`` kernels).
 
+A kernel run here is compiled with ``error_model="numpy"``, as Numba compiles the body of a
+``prange`` loop: a division by zero gives inf or NaN instead of a check on every division.
+Numba also marks a parallel body's arrays as not aliasing each other, which a serial kernel
+cannot ask for: the YetiRank and LambdaMART drivers, whose inner loops vectorise on it, ran
+10-30% slower per call as serial kernels, so they stay ``prange`` loops (and compile for
+longer); the CCS driver's work is in the kernels it calls, and its speed did not change.
+
 The result does not depend on the split: a kernel run here computes each query in one thread
 and writes only that query's rows, so the ranges, the thread count and their timing change
 only the speed (the tests compare 1, 2 and 3 threads bit for bit).

@@ -15,9 +15,9 @@ One concern per function:
   and those with the documents below it summed over the orders first (their discount is 0);
 * :func:`add_pair_derivatives` -- the gradient and diagonal hessian of
   ``sum_pairs w log(1 + exp(-(s_winner - s_loser)))``, weights held fixed;
-* :func:`yetirank_grad_hess` -- the driver, over the queries on Numba's thread count
-  (:mod:`.query_threads`); each query is computed by one thread and its noise is keyed by the
-  query, so the result is bit-identical on any number of threads.
+* :func:`yetirank_grad_hess` -- the driver, ``prange`` over queries; each query is computed
+  by one thread and its noise is keyed by the query, so the result is bit-identical on any
+  number of threads.
 
 Positions are 0-based here (the 1-based position of the formulas is ``p + 1``).
 """
@@ -26,10 +26,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, uint64
+from numba import njit, prange, uint64
 
-from .common import order_desc, query_rows, sigmoid, softplus
-from .query_threads import over_queries
+from .common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
 from .rng import LOGISTIC_SALT, fill_logistic_ratios, fill_standard_normal, stream_key
 from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order,  # noqa: F401
                            bucket_order_in_range, sort_workspace, top_order)
@@ -446,6 +445,7 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     return total
 
 
+@njit(cache=True, parallel=True)
 def yetirank_grad_hess(scores, labels, gains, query_offsets, keep, discounts, settings,
                        iteration, with_loss):
     """``(loss per query, grad, hess)`` of YetiRank / YetiLoss (a :class:`YetiSettings`).
@@ -456,29 +456,12 @@ def yetirank_grad_hess(scores, labels, gains, query_offsets, keep, discounts, se
     noise-free ``scores`` with ``W`` fixed (:func:`add_pair_derivatives`). ``keep[q]``: the
     query's inverse ideal DCG for NDCG (0: no pairs), else 1. ``gains``, ``discounts``: the
     DCG/NDCG gains per document and the discounts per 0-based position (zero from ``top`` on).
-
-    The queries run on Numba's thread count through :func:`~.query_threads.over_queries` (a
-    serial kernel: a ``prange`` loop would compile its callees' machine code three times).
     """
-    n_queries = query_offsets.shape[0] - 1
-    loss, grad, hess = np.zeros(n_queries), np.zeros(scores.shape[0]), np.zeros(scores.shape[0])
-    over_queries(_yetirank_queries, query_offsets, scores, labels, gains, query_offsets,
-                 (keep, discounts), settings, (iteration, with_loss), (loss, grad, hess))
-    return loss, grad, hess
-
-
-@njit(cache=True, nogil=True)
-def _yetirank_queries(queries, scores, labels, gains, query_offsets, scaling, settings, run,
-                      outputs):
-    """:func:`yetirank_grad_hess` of the queries ``range(*queries)`` into ``outputs`` =
-    ``(loss, grad, hess)``; ``scaling``: ``(keep, discounts)``, ``run``: ``(iteration,
-    with_loss)``."""
-    keep, discounts = scaling
-    iteration, with_loss = run
-    loss, grad, hess = outputs
-    for q in range(queries[0], queries[1]):
+    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    for q in prange(loss.shape[0]):
         lo, hi, active = query_rows(query_offsets, keep, q)
         if active:
             loss[q] = _yetirank_query(scores[lo:hi], labels[lo:hi], gains[lo:hi], discounts,
                                       keep[q], settings, (iteration, q), with_loss, grad[lo:hi],
                                       hess[lo:hi])
+    return loss, grad, hess

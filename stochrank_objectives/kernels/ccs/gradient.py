@@ -566,14 +566,14 @@ def _gradient_queries(queries, shifted, metric, smoothing, query_offsets, option
                    work)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _cascade_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out):
     """The driver of the cascade kernel, :func:`ccs_query` (see :func:`_gradient_queries`)."""
     _gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out,
                       ccs_query)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _counting_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out):
     """The driver of the counting kernel, :func:`ccs_counting_query` (see
     :func:`_gradient_queries`)."""
