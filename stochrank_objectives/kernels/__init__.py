@@ -15,10 +15,7 @@
 * ``stable_order`` -- the descending stable orders of YetiRank's noisy scores (a bucket sort,
   merge sort as fallback);
 * ``rng`` -- the counter-based Gaussian, Gumbel and logistic noise streams;
-* ``common`` -- shared helpers (stable orders, safe sigmoids, DCG discounts);
-* ``query_threads`` -- a serial kernel over ranges of queries on Numba's thread count, for the
-  CCS driver, whose callees are large: a ``prange`` loop compiles the machine code of its
-  callees three times.
+* ``common`` -- shared helpers (stable orders, safe sigmoids, DCG discounts).
 """
 
 import contextlib

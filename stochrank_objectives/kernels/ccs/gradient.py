@@ -11,10 +11,9 @@ the noisy scores, :mod:`.gaussian` for the conditional law), and gives the summa
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..common import query_cutoff_weights, query_rows
-from ..query_threads import over_queries
 from ..rng import fill_noise_row, noise_rows
 from .fast_sums import (CascadeJumps, CountingJumps, FirstZero, SortedSample, cascade_fast_sums,
                         counting_fast_sums, first_zero_below, use_fast_sums)
@@ -487,7 +486,7 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
 
 class _CascadeOptions(CCSOptions):
     """No longer used: the options' type of the cascade kernel in Numba caches written before
-    each kernel got a driver of its own. Numba unpickles a kernel's cache index before it
+    each kernel got a parallel driver of its own. Numba unpickles a kernel's cache index before it
     compares the source's stamp, so without this class a stale cache beside the sources (an
     upgrade in place) would raise instead of compiling again."""
 
@@ -516,66 +515,64 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     their noise is the same as without it. ``options.path``: see :mod:`.noisy_order`
     (``PATH_SORT`` keeps the exact per-document sums).
 
-    Compiled once per kernel: each kernel has a driver of its own (:func:`_cascade_queries`,
-    :func:`_counting_queries`), so the first call of a metric compiles only its own kernel,
-    which the driver calls directly. A driver is a serial kernel over a range of queries that
-    :func:`~..query_threads.over_queries` runs on Numba's thread count: a ``prange`` loop would
-    hold the whole chain's machine code three times (about 10 s of a first fit's
-    compilation).
+    Compiled once per kernel: each kernel has a parallel driver of its own
+    (:func:`_cascade_gradient`, :func:`_counting_gradient`), so the first call of a metric
+    compiles only its own kernel, which the driver's loop calls directly.
     """
-    driver = _counting_queries if options.counting else _cascade_queries
-    out = np.zeros(shifted.shape[0])
-    over_queries(driver, query_offsets, shifted, metric, (noise, query_sigma), query_offsets,
-                 options, (n_samples, seed, iteration), out)
-    return out
+    driver = _counting_gradient if options.counting else _cascade_gradient
+    return driver(shifted, metric, (noise, query_sigma), query_offsets, options,
+                  (n_samples, seed, iteration))
 
 
 @njit(cache=True, inline="always")
-def _gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out,
-                      sample):
-    """:func:`ccs_gradient` of the queries ``range(*queries)`` into ``out``, with ``sample``
-    (:func:`ccs_query` or :func:`ccs_counting_query`) computing each sample of each query;
-    ``smoothing``: ``(noise, query_sigma)``, ``stream``: ``(n_samples, seed, iteration)``.
+def _query_samples(q, shifted, metric, smoothing, query_offsets, options, stream, out, sample):
+    """The samples of query ``q`` into ``out``, with ``sample`` (:func:`ccs_query` or
+    :func:`ccs_counting_query`) computing each; ``smoothing``: ``(noise, query_sigma)``,
+    ``stream``: ``(n_samples, seed, iteration)``.
 
-    Inlined into the two drivers, each of which names its kernel: a compiled function that
-    takes a kernel as an argument is never found again in Numba's cache (the dispatcher's
-    type does not compare equal once unpickled), and an overload choosing the kernel compiles
-    one more function holding the kernel's machine code."""
+    The body of both drivers' parallel loops, inlined there: a compiled function that takes a
+    kernel as an argument is never found again in Numba's cache (the dispatcher's type does
+    not compare equal once unpickled), and an overload choosing the kernel is compiled on its
+    own first, one more function holding the kernel's machine code (~3 s of a first fit)."""
     noise, query_sigma = smoothing
     n_samples, seed, iteration = stream
     n_rows = noise_rows(noise, n_samples)
     # FilteredDCG's fixed document takes no draw from the streams (explicit rows are used whole)
     n_fixed = 1 if options.fixed_last and noise.shape[0] == 0 else 0
-    gain = metric.gain
-    cont = metric.continuation
-    query_scale = metric.scale
-    for q in range(queries[0], queries[1]):
-        lo, hi, active = query_rows(query_offsets, query_scale, q)
-        if not active:
-            continue
-        n = hi - lo
-        work = np.empty(12 * n + 2)
-        buf = work[11 * n + 2:]
-        weights, cutoff = query_cutoff_weights(metric.position_weights, metric.cutoff,
-                                               metric.query_cutoff, q)
-        query = QueryMetric(gain[lo:hi], cont[lo:hi], weights, cutoff, query_scale[q])
-        for k in range(n_rows):
-            fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
-            buf[n - n_fixed:] = 0.0
-            sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows, out[lo:hi],
-                   work)
+    lo, hi, active = query_rows(query_offsets, metric.scale, q)
+    if not active:
+        return
+    n = hi - lo
+    work = np.empty(12 * n + 2)
+    buf = work[11 * n + 2:]
+    weights, cutoff = query_cutoff_weights(metric.position_weights, metric.cutoff,
+                                           metric.query_cutoff, q)
+    query = QueryMetric(metric.gain[lo:hi], metric.continuation[lo:hi], weights, cutoff,
+                        metric.scale[q])
+    for k in range(n_rows):
+        fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
+        buf[n - n_fixed:] = 0.0
+        sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows, out[lo:hi],
+               work)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _cascade_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out):
-    """The driver of the cascade kernel, :func:`ccs_query` (see :func:`_gradient_queries`)."""
-    _gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out,
-                      ccs_query)
+@njit(cache=True, parallel=True)
+def _cascade_gradient(shifted, metric, smoothing, query_offsets, options, stream):
+    """The parallel driver of the cascade kernel, :func:`ccs_query` (see
+    :func:`_query_samples`)."""
+    out = np.zeros(shifted.shape[0])
+    for q in prange(query_offsets.shape[0] - 1):
+        _query_samples(q, shifted, metric, smoothing, query_offsets, options, stream, out,
+                       ccs_query)
+    return out
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _counting_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out):
-    """The driver of the counting kernel, :func:`ccs_counting_query` (see
-    :func:`_gradient_queries`)."""
-    _gradient_queries(queries, shifted, metric, smoothing, query_offsets, options, stream, out,
-                      ccs_counting_query)
+@njit(cache=True, parallel=True)
+def _counting_gradient(shifted, metric, smoothing, query_offsets, options, stream):
+    """The parallel driver of the counting kernel, :func:`ccs_counting_query` (see
+    :func:`_query_samples`)."""
+    out = np.zeros(shifted.shape[0])
+    for q in prange(query_offsets.shape[0] - 1):
+        _query_samples(q, shifted, metric, smoothing, query_offsets, options, stream, out,
+                       ccs_counting_query)
+    return out
