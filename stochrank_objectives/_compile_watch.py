@@ -31,18 +31,21 @@ class CompileWatch(event.Listener):
 
     Returns:
       as a context manager, itself; ``count`` is the number of compilations seen (kernels
-      compiled inside another kernel count too; compilations in other threads as well).
+      compiled inside another kernel count too; compilations in other threads as well), and
+      ``names`` the qualified names of the functions compiled, in order.
     """
 
     def __init__(self, notice: str | None = None, stream=None):
         self.notice = notice
         self.stream = stream
         self.count = 0
+        self.names: list[str] = []
         self._lock = threading.Lock()  # the boosters may call the objective from their threads
 
     def on_start(self, event):
         with self._lock:
             self.count += 1
+            self.names.append(event.data["dispatcher"].py_func.__qualname__)
             first = self.count == 1
         if first and self.notice is not None:
             print(self.notice, file=self.stream or sys.stdout, flush=True)

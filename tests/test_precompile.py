@@ -29,19 +29,8 @@ print(watch.count)
 #: Numba compiled (none when each loads from the cache)
 EVERY_OBJECTIVE = """
 import numpy as np
-from numba.core import event
+from stochrank_objectives._compile_watch import CompileWatch
 from stochrank_objectives.precompile import objectives_to_compile
-
-compiled = []
-
-
-class Seen(event.Listener):
-    def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
-
-    def on_end(self, ev):
-        pass
-
 
 sizes = np.array([3, 40, 7])
 offsets = np.concatenate(([0], np.cumsum(sizes)))
@@ -49,19 +38,23 @@ rng = np.random.default_rng(0)
 labels = rng.integers(0, 3, offsets[-1]).astype(float)
 scores = rng.normal(size=offsets[-1])
 weights = np.repeat([1.0, 2.0, 0.5], sizes)
-event.register("numba:compile", Seen())
-for objective in objectives_to_compile():
-    objective.grad_hess(scores, labels, offsets, 0)
-    objective.grad_hess(scores, labels, offsets, 1, weights=weights)
-print(sorted(set(compiled)))
+with CompileWatch() as watch:
+    for objective in objectives_to_compile():
+        objective.grad_hess(scores, labels, offsets, 0)
+        objective.grad_hess(scores, labels, offsets, 1, weights=weights)
+print(sorted(set(watch.names)))
 """
 
 
-def _run(args, cache):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache),
+def _run(args, cache=None, timeout=300):
+    """``python args`` with the package importable, in ``cache`` (``NUMBA_CACHE_DIR``; None:
+    this process's); its stdout."""
+    env = {**os.environ,
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
     done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -78,14 +71,8 @@ def test_every_objective_loads_every_kernel_from_a_warm_cache():
     # that takes a dispatcher as an argument: the cache index never matches) is a first fit's
     # cost paid by every worker. The second process must compile nothing; the first only warms
     # the cache where the suite has not (its precompile step normally has).
-    cache = os.environ.get("NUMBA_CACHE_DIR")
-    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path}
-    for _ in range(2):
-        done = subprocess.run([sys.executable, "-c", EVERY_OBJECTIVE], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]", (cache, done.stdout)
+    _run(["-c", EVERY_OBJECTIVE], timeout=900)
+    assert _run(["-c", EVERY_OBJECTIVE]).strip() == "[]"
 
 
 def test_every_objective_is_compiled_once_and_the_cascade_chain_in_one_part():
