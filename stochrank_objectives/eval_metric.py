@@ -16,8 +16,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import metrics as _metrics
+from .groups import GroupedData
+from .metric_spec import MetricSpec
+from .metric_values import evaluate_validated
 
 __all__ = ["EvalMetric", "objective_metric"]
+
+#: options of a metric function that say how it is evaluated, not what it measures
+_EVALUATION_OPTIONS = ("no_relevant", "order")
 
 
 class EvalMetric:
@@ -44,6 +50,11 @@ class EvalMetric:
         # process's first fit, which needs them only if it evaluates).
         _metrics.evaluate(self.metric, np.zeros(0), np.zeros(0), np.array([0]), k,
                           ties=ties, **self.options)
+        #: the metric's definition (the options that define it; ``no_relevant`` and FilteredDCG's
+        #: ``order`` are how it is evaluated)
+        self.spec = MetricSpec.make(self.metric, k, **{key: value for key, value in
+                                                       self.options.items()
+                                                       if key not in _EVALUATION_OPTIONS})
         if name is None:
             name = self.metric.upper() + ("" if k is None else f"@{k}")
             name += "" if ties == "worst" else f"[{ties}]"
@@ -68,6 +79,23 @@ class EvalMetric:
         """The mean over queries (weighted by ``weights``, one per query or per document)."""
         return float(_metrics.evaluate(self.metric, preds, labels, query_offsets, self.k,
                                        ties=self.ties, weights=weights, **self.options))
+
+    def value_grouped(self, preds: ArrayLike, data: GroupedData) -> float:
+        """:meth:`value` over validated grouped data (its weights, if any): what the
+        boosters' eval functions call every round on the data they validated once; only the
+        scores are checked.
+
+        Example:
+
+        >>> data = GroupedData(np.array([1.0, 0.0]), [0, 2])
+        >>> EvalMetric("NDCG", 1).value_grouped(np.array([0.0, 1.0]), data)
+        0.0
+        """
+        options = self.options
+        return float(evaluate_validated(
+            self.spec, data.checked_scores(preds), data.labels, data.query_offsets,
+            ties=self.ties, no_relevant=options.get("no_relevant"),
+            order=options.get("order", "score"), weights=data.weights))
 
 
 def objective_metric(objective) -> EvalMetric:

@@ -286,7 +286,9 @@ class GroupedData:
     receives, each check naming the argument, and every part downstream -- the booster's data
     container, the objective adapters, the eval metrics -- reads it instead of re-validating
     loose arrays. It pickles (to ship to Dask workers) and is immutable
-    (``dataclasses.replace`` gives a validated copy with fields replaced).
+    (``dataclasses.replace`` gives a validated copy with fields replaced): the objectives key
+    what they derive from it (gains, ideal DCGs) by the object, so its arrays must not be
+    modified in place.
 
     Args:
       labels: relevance labels, one per document (finite, >= 0), float64.
@@ -346,10 +348,20 @@ class GroupedData:
         return query_sizes(self.query_offsets)
 
     def document_weights(self) -> np.ndarray | None:
-        """Each document's query weight (``None`` without weights)."""
-        return None if self.weights is None else document_weights(self.weights,
-                                                                   self.query_offsets)
+        """Each document's query weight (``None`` without weights), computed on the first call
+        and kept: the objectives read it every boosting round."""
+        if self.weights is None:
+            return None
+        cached = self.__dict__.get("_document_weights")
+        if cached is None:  # one assignment: threads at most compute it twice
+            cached = document_weights(self.weights, self.query_offsets)
+            object.__setattr__(self, "_document_weights", cached)
+        return cached
 
+    def checked_scores(self, scores, name: str = "scores") -> np.ndarray:
+        """``scores`` (one per document of this data) as finite contiguous float64: the only
+        check an objective makes per boosting round, as the scores are new every round."""
+        return as_float_array(scores, name, self.n_docs)
 
 
 def check_positions(positions, n_rows, name: str = "position"):

@@ -62,7 +62,8 @@ from .metric_table import (CASCADE_METRICS, COUNTING_METRICS, METRICS, MetricRow
 from .validation import check_float, check_int
 
 __all__ = ["MetricSpec", "KernelArgs", "METRICS", "CASCADE_METRICS", "COUNTING_METRICS", "GAINS",
-           "canonical_metric", "ndcg_gains", "inverse_full_idcg", "ndcg_inputs"]
+           "canonical_metric", "ndcg_gains", "inverse_full_idcg", "ndcg_inputs",
+           "ndcg_constants"]
 
 GAINS = ("exp2", "linear")
 
@@ -273,5 +274,20 @@ def ndcg_inputs(scores, labels, query_offsets, gain, iteration=0):
     """
     check_int(iteration, "iteration", 0)
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+    return (scores, labels, offs, *ndcg_constants(labels, offs, gain))
+
+
+def ndcg_constants(labels, query_offsets, gain):
+    """``(gains, inverse_idcg)`` of validated labels and offsets: NDCG's per-document gains and
+    each query's inverse ideal DCG over its whole list (what an objective derives once per
+    training data).
+
+    Example:
+
+    >>> import numpy as np
+    >>> gains, inv = ndcg_constants(np.array([1.0, 0.0]), np.array([0, 2]), "exp2")
+    >>> gains.tolist(), inv.tolist()
+    ([1.0, 0.0], [1.0])
+    """
     gains = ndcg_gains(labels, gain)
-    return scores, labels, offs, gains, inverse_full_idcg(gains, offs)
+    return gains, inverse_full_idcg(gains, query_offsets)

@@ -39,7 +39,7 @@ from .metric_spec import MetricSpec, with_virtual_documents
 from .metric_table import METRIC_TABLE, MetricRow
 
 __all__ = ["TIE_POLICIES", "NO_RELEVANT_POLICIES", "NO_RELEVANT_DEFAULTS", "FILTERED_ORDERS",
-           "evaluate_spec"]
+           "evaluate_spec", "evaluate_validated"]
 
 TIE_POLICIES = {"worst": TIE_WORST, "best": TIE_BEST, "input_order": TIE_INPUT,
                 "expected": TIE_EXPECTED}
@@ -89,6 +89,25 @@ def evaluate_spec(spec: MetricSpec, scores, labels, query_offsets, *, ties="wors
     scores, labels, offs = validate_grouped(scores, labels, query_offsets)
     if weights is not None:
         weights = query_weights(weights, offs)
+    return evaluate_validated(spec, scores, labels, offs, ties=ties, no_relevant=no_relevant,
+                              per_query=per_query, order=order, weights=weights)
+
+
+def evaluate_validated(spec: MetricSpec, scores, labels, offs, *, ties="worst",
+                       no_relevant=None, per_query=False, order="score", weights=None):
+    """:func:`evaluate_spec` over arrays validated by the caller: float64 scores and labels,
+    int64 offsets and ``None`` or one weight per query (a
+    :class:`~stochrank_objectives.groups.GroupedData`'s), checked here no further -- what an
+    eval metric calls every boosting round on data it validated once.
+
+    Example:
+
+    >>> import numpy as np
+    >>> spec = MetricSpec.make("NDCG", gain="linear")
+    >>> round(evaluate_validated(spec, np.array([1.0, 1.0, 2.0]), np.array([1.0, 0.0, 2.0]),
+    ...                          np.array([0, 3])), 5)
+    0.95023
+    """
     row = spec.row
     tie = _tie_code(ties, row)
     if offs.shape[0] == 1:  # no query: every option is checked, and no kernel need compile

@@ -86,7 +86,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import DTypeLike
 
-from .objectives import weighted_grad_hess
+from .groups import GroupedData
+from .objectives import grouped_grad_hess
 from .parameters import Parameterised
 from .validation import check_float, check_int, integer, real
 
@@ -211,7 +212,9 @@ class SGLB(Parameterised):
     def grad_hess(self, objective: Objective, raw_scores: np.ndarray, labels: np.ndarray,
                   query_offsets: np.ndarray, iteration: int,
                   weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(grad, hess)`` for tree ``t`` of the reparametrised booster.
+        """``(grad, hess)`` for tree ``t`` of the reparametrised booster, from loose arrays
+        (checked on every call): :meth:`gradient_hessian` over a
+        :class:`~stochrank_objectives.groups.GroupedData` of them.
 
         Evaluates ``objective`` (any object with the package's ``grad_hess`` protocol) at
         ``score_scale(t) * raw_scores`` with the query weights (``weights``: one per query, or
@@ -219,12 +222,31 @@ class SGLB(Parameterised):
         :meth:`noise` ``(n, t)`` to the weighted gradient, times the square root of the
         weighted hessian (:meth:`perturb`); the hessian is the objective's weighted one.
         """
+        return self.gradient_hessian(objective, raw_scores,
+                                     GroupedData(labels, query_offsets, weights=weights),
+                                     iteration)
+
+    def gradient_hessian(self, objective: Objective, raw_scores: np.ndarray, data: GroupedData,
+                         iteration: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`grad_hess` over the training's validated grouped data (what the adapters
+        call every round: nothing about the labels, offsets or weights is checked again).
+
+        Example::
+
+            grad, hess = sglb.gradient_hessian(StochasticRank(), raw_scores, data, t)
+
+        Args:
+          objective: any protocol objective (:func:`~.objectives.grouped_grad_hess`).
+          raw_scores: the booster's scores ``G_t``, one per document of ``data``.
+          data: the training's :class:`~stochrank_objectives.groups.GroupedData`.
+          iteration: the tree index ``t``.
+        """
         p = self._checked()
         t = check_int(iteration, "iteration", 0)
         scores = np.asarray(raw_scores, dtype=np.float64)
         if p["model_shrink_rate"] != 0.0:
             scores = scores * self.score_scale(t)
-        grad, hess = weighted_grad_hess(objective, scores, labels, query_offsets, t, weights)
+        grad, hess = grouped_grad_hess(objective, scores, data, t)
         if p["diffusion_temperature"] is not None:
             # w h is the weighted hessian: sqrt(w h) noise, the law of w copies (see above)
             grad = self.perturb(grad, t, None, hess)

@@ -4,13 +4,16 @@ for ``LGBMObjective``/``XGBObjective``. The eval-metric definition behind ``LGBM
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..eval_metric import EvalMetric, objective_metric  # noqa: F401 (re-exported)
-from ..objectives import weighted_grad_hess
+from ..groups import GroupedData
+from ..objectives import grouped_grad_hess
 from ..sglb import SGLB
 
 if TYPE_CHECKING:  # only the type checker needs it
@@ -92,8 +95,33 @@ class BoosterObjective:
         self._restored()
 
     def _restored(self) -> None:
-        """Subclass state that is not pickled; the base starts a fresh per-thread counter."""
+        """Subclass state that is not pickled; the base starts a fresh per-thread counter and
+        keeps no training data (:class:`DataCache`)."""
         self._iterations = _IterationState()
+        self.training = DataCache()
+        self.bound: GroupedData | None = None
+
+    def bind(self, data: GroupedData | None) -> None:
+        """Give the adapter the ranker's validated training data (``None``: forget it): the
+        data the objective gets every round is then ``data`` with the labels, queries and
+        weights as the booster holds them (LightGBM and XGBoost keep float32 labels), so every
+        other per-document input of ``data`` (display positions, initial scores, ...) reaches
+        the objective without the adapter knowing of it."""
+        self.bound = data
+
+    def grouped(self, labels: np.ndarray, offsets: np.ndarray, weights: np.ndarray | None,
+                names: dict | None = None) -> GroupedData:
+        """The training's GroupedData from the booster container's labels, offsets and
+        weights (validated here, once per training), with the other fields of the bound
+        ranker data (:meth:`bind`)."""
+        bound = self.bound
+        if bound is None:
+            return GroupedData(labels, offsets, weights=weights, names=names)
+        if bound.n_docs != len(labels):
+            raise ValueError(f"the booster's training data has {len(labels)} rows, the data "
+                             f"bound to the adapter {bound.n_docs}: bind the data of this fit")
+        return dataclasses.replace(bound, labels=labels, query_offsets=offsets, weights=weights,
+                                   names=names)
 
     def reset_iteration(self) -> None:
         """Start counting at 0 again, with no callback-set iteration (in the calling thread)."""
@@ -128,34 +156,100 @@ class BoosterObjective:
         self._restored()
 
 
-def objective_grad_hess(adapter, preds, labels, offsets, weights=None):
+def objective_grad_hess(adapter, preds, data: GroupedData):
     """``(grad, hess)`` of ``adapter.objective`` at the booster's raw scores ``preds``.
 
-    ``adapter`` is a :class:`BoosterObjective` (``objective``, ``sglb``, ``iteration()``).
-    Objectives cache their per-query constants by the contents of ``labels``/``offsets``.
+    ``adapter`` is a :class:`BoosterObjective` (``objective``, ``sglb``, ``iteration()``);
+    ``data`` the training's :class:`~stochrank_objectives.groups.GroupedData`, built and
+    validated once per training (:class:`DataCache`): the objective derives its per-query
+    constants from it once and nothing about the labels, offsets or weights is checked again.
 
-    Query weights (``weights``: one per query, from :func:`~stochrank_objectives.groups.
-    query_weights`) go to the objective (:func:`~stochrank_objectives.objectives._protocol.
-    weighted_grad_hess`): the loss is ``sum_q w_q L_q`` and every normalisation the objective
-    computes over the queries of the call counts query ``q`` ``w_q`` times, so weight 0 removes
-    a query and an integer weight equals copies of it, for every objective. Under SGLB the
-    noise is added after weighting, times ``sqrt(w_q h)`` (:meth:`SGLB.grad_hess`). LightGBM,
-    XGBoost and CatBoost do not multiply a custom objective's derivatives by their data's
-    weights again (measured: LightGBM 4.7 and XGBoost 3.2 train the same model with and
+    Query weights (``data.weights``) go to the objective (:func:`~stochrank_objectives.
+    objectives.grouped_grad_hess`): the loss is ``sum_q w_q L_q`` and every normalisation the
+    objective computes over the queries of the call counts query ``q`` ``w_q`` times, so weight
+    0 removes a query and an integer weight equals copies of it, for every objective. Under
+    SGLB the noise is added after weighting, times ``sqrt(w_q h)`` (:meth:`SGLB.grad_hess`).
+    LightGBM, XGBoost and CatBoost do not multiply a custom objective's derivatives by their
+    data's weights again (measured: LightGBM 4.7 and XGBoost 3.2 train the same model with and
     without Dataset/DMatrix weights from the same derivatives).
     """
     t = adapter.iteration()
     if adapter.sglb is None:
-        grad, hess = weighted_grad_hess(adapter.objective, preds, labels, offsets, t, weights)
+        grad, hess = grouped_grad_hess(adapter.objective, preds, data, t)
     else:
-        grad, hess = adapter.sglb.grad_hess(adapter.objective, preds, labels, offsets, t,
-                                            weights)
+        grad, hess = adapter.sglb.gradient_hessian(adapter.objective, preds, data, t)
     grad, hess = np.asarray(grad), np.asarray(hess)
     if grad.shape != preds.shape or hess.shape != preds.shape:
         raise ValueError(f"objective returned gradients of shape {grad.shape} and hessians "
                          f"of shape {hess.shape} for {preds.shape[0]} documents")
     check_finite(grad, hess, preds)
     return grad, hess
+
+
+class DataCache:
+    """The :class:`~stochrank_objectives.groups.GroupedData` of each data set an adapter
+    serves (the training data of an objective, the eval sets of a metric): built and
+    validated on the first call from the booster's data container, then kept for that
+    training, keyed by the container and its fields.
+
+    Example::
+
+        data = adapter.training.get(dtrain, (), lambda: GroupedData(labels, offsets))
+
+    The kept data is returned while the container is the same object, each of ``fields`` (the
+    container's label, group and weight arrays, where the booster keeps them as objects) is the
+    same object, and ``verify(data)`` (where the booster copies its fields out on every read and
+    no callback marks a training's start) holds. Each entry is one tuple, read once and
+    replaced by one assignment, so threads sharing an adapter never get each other's data
+    (they only rebuild each other's entry); containers are held by weak references, and an
+    entry whose container is gone is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple] = {}   # id(container) -> (weakref, fields, data)
+
+    def get(self, container, fields: tuple, build, verify=None) -> GroupedData:
+        """The kept data for ``container`` and ``fields``, else ``build()`` (validating), kept.
+
+        Args:
+          container: the booster's data object (a Dataset, a DMatrix, or a label array).
+          fields: objects that must be the very ones of the kept entry.
+          build: makes the GroupedData (validates) on a miss.
+          verify: optional ``verify(data) -> bool``, a check of the kept data's contents.
+        """
+        entry = self._entries.get(id(container))
+        if (entry is not None and entry[0]() is container and len(entry[1]) == len(fields)
+                and all(a is b for a, b in zip(entry[1], fields))
+                and (verify is None or verify(entry[2]))):
+            return entry[2]
+        data = build()
+        for key, (ref, _, _) in list(self._entries.items()):
+            if ref() is None:
+                self._entries.pop(key, None)
+        self._entries[id(container)] = (weakref.ref(container), fields, data)
+        return data
+
+    def clear(self) -> None:
+        """Forget the kept data (a new training begins)."""
+        self._entries = {}
+
+
+class BoosterMetric(EvalMetric):
+    """What ``LGBMMetric`` and ``XGBMetric`` share: the :class:`DataCache` of their eval sets
+    (each validated once per training), left out of pickles."""
+
+    @property
+    def _data(self) -> DataCache:
+        cache = self.__dict__.get("_data_cache")
+        if cache is None:  # setdefault: threads arriving at once keep one cache
+            cache = self.__dict__.setdefault("_data_cache", DataCache())
+        return cache
+
+    def __getstate__(self) -> dict:  # the cache holds weak references: never pickled
+        state = self.__dict__.copy()
+        state.pop("_data_cache", None)
+        state.pop("_trusted", None)
+        return state
 
 
 def check_finite(grad, hess, scores):

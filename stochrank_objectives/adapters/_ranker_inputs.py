@@ -234,8 +234,8 @@ def training_data(X, y, n_rows: int, qid, group, position, propensity, sample_we
     offsets = query_offsets(n_rows, qid, group, "fit")
     labels, propensities = click_labels(X, labels, position, propensity)
     names = {"labels": "y", "weights": "sample_weight", "init_scores": init_name}
-    data = GroupedData(labels, offsets, weights=sample_weight, init_scores=init_scores,
-                       names=names)
+    data = GroupedData(labels, offsets, weights=sample_weight, positions=position,
+                       init_scores=init_scores, names={**names, "positions": "position"})
     check_training_queries(labels, offsets, data.weights)
     return data, propensities
 

@@ -4,6 +4,7 @@ Every objective follows one protocol (:class:`~._protocol.Objective`)::
 
     obj.grad_hess(scores, labels, query_offsets, iteration=0, weights=None) -> (grad, hess)
     obj.loss(scores, labels, query_offsets, iteration=0) -> float
+    obj.gradient_hessian(scores, data, iteration=0) -> (grad, hess)   # a validated GroupedData
 
 ``grad`` is the gradient of the **loss** (descent is ``-grad``), per document; ``hess`` a
 per-document (diagonal) second derivative. The modules, by family:
@@ -33,7 +34,7 @@ True
 from ._estimator import (CONDITIONINGS, ESTIMATORS, HESSIANS, MAX_SHIFT, SMOOTHINGS, check_shift,
                          draw_noise, stochastic_rank_gradient)
 from ._protocol import (OBJECTIVES, Objective, ObjectiveParams, accepts_weights,
-                        weighted_grad_hess, weighted_mean)
+                        grouped_grad_hess, weighted_grad_hess, weighted_mean)
 from .lambda_family import Gumbel, LambdaLoss, LambdaMART, e_lambda_mart
 from ..metric_spec import KernelArgs, MetricSpec
 from .smooth import ApproxNDCG, ListNet, SmoothNDCG
@@ -41,7 +42,8 @@ from .dcgrr import StochasticRankDCGRR
 from .stochastic_rank import SoftRank, StochasticRank
 from .yetirank import YetiRank
 
-__all__ = ["OBJECTIVES", "Objective", "ObjectiveParams", "weighted_grad_hess", "weighted_mean", "accepts_weights",
+__all__ = ["OBJECTIVES", "Objective", "ObjectiveParams", "weighted_grad_hess", "grouped_grad_hess",
+           "weighted_mean", "accepts_weights",
            "MetricSpec", "KernelArgs",
            "StochasticRank", "SoftRank", "StochasticRankDCGRR", "stochastic_rank_gradient",
            "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS", "CONDITIONINGS",

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..groups import validate_grouped
 from ..kernels.dcgrr import dcgrr_ccs, dcgrr_values
 from ..validation import integer, real, seed
 from ._estimator import explicit_noise_rows
-from ._protocol import ObjectiveParams, check_iteration
+from ._protocol import ObjectiveParams, check_iteration, validated
 
 __all__ = ["StochasticRankDCGRR"]
 
@@ -87,20 +86,23 @@ class StochasticRankDCGRR(ObjectiveParams):
         Returns:
           float64 array: the gradient of the loss per document.
         """
-        p = self._checked()
         iteration = check_iteration(iteration)
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        return dcgrr_ccs(scores, labels, offs, p["sigma"],
+        scores, data = validated(scores, labels, query_offsets)
+        return self._gradient(scores, data, iteration, noise)
+
+    def _gradient(self, scores, data, iteration, noise=None):
+        p = self._checked()
+        return dcgrr_ccs(scores, data.labels, data.query_offsets, p["sigma"],
                          explicit_noise_rows(noise, scores.shape[0]), p["n_samples"], p["seed"],
                          iteration)
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)``: :meth:`gradient` and a unit hessian."""
-        grad = self.gradient(scores, labels, query_offsets, iteration)
+        grad = self._gradient(scores, data, iteration)
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """``-sum_q DCG-RR_q(z)`` (the discrete loss; documents shown where ``z > 0``)."""
         check_iteration(iteration)
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        return -float(dcgrr_values(scores, labels, offs).sum())
+        scores, data = validated(scores, labels, query_offsets)
+        return -float(dcgrr_values(scores, data.labels, data.query_offsets).sum())

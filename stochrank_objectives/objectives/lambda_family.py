@@ -22,15 +22,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..groups import validate_grouped
 from ..kernels import pairwise as _k
 from ..kernels.common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
 from ..kernels.rng import draw_grouped_gumbel
-from ..metric_spec import ndcg_gains, ndcg_inputs
+from ..metric_spec import ndcg_constants, ndcg_gains
 from ..metric_table import DCG_GAIN, LAMBDAMART_METRICS, metric_row
 from ..validation import boolean, choice, integer, real, seed
 from . import booster_compat
-from ._protocol import GAIN, Objective, ObjectiveParams, check_iteration
+from ._protocol import GAIN, Objective, ObjectiveParams, check_iteration, validated
 
 __all__ = ["LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart"]
 
@@ -156,36 +155,45 @@ class LambdaMART(ObjectiveParams):
         booster_compat.check_compat(values["compat"], values["metric"], values["label_gain"])
         return values
 
-    def _prepare(self, scores, labels, query_offsets):
+    def _prepared(self, data):
+        """``(gains, weights, inv_ideal, top, kind)`` for ``data``, once per training data
+        (:meth:`~._protocol.ObjectiveParams._per_data`): the gains, the position weights, the
+        inverse ideal DCGs (a sort per query) and the cutoff depend on the labels and offsets
+        alone."""
         p = self._checked()
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        sizes = np.diff(offs)
-        max_n = int(sizes.max()) if sizes.size else 0
-        lgb = p["compat"] == "lightgbm"
-        untruncated = p["compat"] is not None  # both libraries discount every position
-        top = max_n if p["top"] is None else p["top"]
-        if metric_row(p["metric"]).gain_kind == DCG_GAIN:  # NDCG (else MRR)
-            if p["label_gain"] is not None or lgb:
-                gains = booster_compat.label_table_gains(labels, p["label_gain"])
-            else:
-                gains = ndcg_gains(labels, p["gain"])
-            weights = dcg_discounts(max_n, max_n if untruncated else top)
-            # LightGBM's ideal DCG sorts by label; ours by gain (the true ideal).
-            inv_ideal = inverse_ideal_dcg(gains, labels if lgb else gains, offs,
-                                          dcg_discounts(max_n, max_n), top)
-            kind = _k.KIND_NDCG
-        else:
-            gains = (labels > p["threshold"]).astype(np.float64)
-            weights = reciprocal_weights(max_n, top)
-            inv_ideal = np.ones(offs.size - 1)
-            kind = _k.KIND_MRR
-        return scores, labels, offs, gains, weights, inv_ideal, top, kind, p
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+        def build(labels, offs):
+            sizes = np.diff(offs)
+            max_n = int(sizes.max()) if sizes.size else 0
+            lgb = p["compat"] == "lightgbm"
+            untruncated = p["compat"] is not None  # both libraries discount every position
+            top = max_n if p["top"] is None else p["top"]
+            if metric_row(p["metric"]).gain_kind == DCG_GAIN:  # NDCG (else MRR)
+                if p["label_gain"] is not None or lgb:
+                    gains = booster_compat.label_table_gains(labels, p["label_gain"])
+                else:
+                    gains = ndcg_gains(labels, p["gain"])
+                weights = dcg_discounts(max_n, max_n if untruncated else top)
+                # LightGBM's ideal DCG sorts by label; ours by gain (the true ideal).
+                inv_ideal = inverse_ideal_dcg(gains, labels if lgb else gains, offs,
+                                              dcg_discounts(max_n, max_n), top)
+                kind = _k.KIND_NDCG
+            else:
+                gains = (labels > p["threshold"]).astype(np.float64)
+                weights = reciprocal_weights(max_n, top)
+                inv_ideal = np.ones(offs.size - 1)
+                kind = _k.KIND_MRR
+            return gains, weights, inv_ideal, top, kind
+
+        key = tuple(p[name] for name in ("compat", "top", "metric", "label_gain", "gain",
+                                         "threshold"))
+        return self._per_data(data, key, build)
+
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)`` of the lambda loss at ``scores`` (see the class docstring)."""
-        check_iteration(iteration)
-        scores, labels, offs, gains, weights, inv_ideal, top, kind, p = self._prepare(
-            scores, labels, query_offsets)
+        p = self._checked()
+        labels, offs = data.labels, data.query_offsets
+        gains, weights, inv_ideal, top, kind = self._prepared(data)
         if p["compat"] == "xgboost":
             return _k.xgboost_lambdarank_ndcg(scores, gains, labels, offs, inv_ideal, weights, top,
                                               p["sigma"], p["score_norm"], p["norm"])
@@ -198,10 +206,11 @@ class LambdaMART(ObjectiveParams):
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """Frozen-weight surrogate ``sum_q sum_pairs W log(1 + exp(-sigma ds))`` (no norms)."""
         check_iteration(iteration)
-        scores, labels, offs, gains, weights, inv_ideal, top, kind, p = self._prepare(
-            scores, labels, query_offsets)
-        return float(_k.lambdamart_surrogate(scores, gains, labels, offs, inv_ideal, weights, top,
-                                             kind, p["sigma"]).sum())
+        scores, data = validated(scores, labels, query_offsets)
+        gains, weights, inv_ideal, top, kind = self._prepared(data)
+        return float(_k.lambdamart_surrogate(scores, gains, data.labels, data.query_offsets,
+                                             inv_ideal, weights, top, kind,
+                                             self._checked()["sigma"]).sum())
 
 
 class LambdaLoss(ObjectiveParams):
@@ -237,20 +246,23 @@ class LambdaLoss(ObjectiveParams):
         self.sigma = sigma
         self.gain = gain
 
-    def _compute(self, scores, labels, query_offsets, iteration):
+    def _compute(self, scores, data):
         p = self._checked()
-        scores, labels, offs, gains, inv_ideal = ndcg_inputs(scores, labels, query_offsets,
-                                                             p["gain"], iteration)
-        return _k.lambdaloss_ndcg2pp(scores, gains, labels, offs, inv_ideal, p["sigma"], p["mu"])
+        gains, inv_ideal = self._per_data(data, p["gain"],
+                                          lambda labels, offs: ndcg_constants(labels, offs,
+                                                                              p["gain"]))
+        return _k.lambdaloss_ndcg2pp(scores, gains, data.labels, data.query_offsets, inv_ideal,
+                                     p["sigma"], p["mu"])
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)`` of NDCG-Loss2++ with the weights at ``scores``."""
-        _, grad, hess = self._compute(scores, labels, query_offsets, iteration)
+        _, grad, hess = self._compute(scores, data)
         return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """The NDCG-Loss2++ value (sum over queries) with the weights at ``scores``."""
-        return float(self._compute(scores, labels, query_offsets, iteration)[0].sum())
+        check_iteration(iteration)
+        return float(self._compute(*validated(scores, labels, query_offsets))[0].sum())
 
 
 def _objective(value, name):
@@ -318,20 +330,19 @@ class Gumbel(ObjectiveParams):
         offs = np.ascontiguousarray(query_offsets, dtype=np.int64)
         return p["beta"] * draw_grouped_gumbel(offs, p["n_samples"], p["seed"], iteration)
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _grad_hess(self, scores, data, iteration):
         """The wrapped objective's ``(grad, hess)`` averaged over the perturbed scores."""
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        noise = self.noise(offs, iteration)
+        noise = self.noise(data.query_offsets, iteration)
         grad = np.zeros_like(scores)
         hess = np.zeros_like(scores)
         # this package's objectives see the weights of the call in their normalisations; an
-        # object of your own is called as it is (weighted_grad_hess weighs its output)
+        # object of your own is called as it is (grouped_grad_hess weighs its output)
         inner = self.objective
         own = isinstance(inner, ObjectiveParams)
         for k in range(noise.shape[0]):
-            g, h = (inner._grad_hess(scores + noise[k], labels, offs, iteration, doc_weights)
-                    if own else inner.grad_hess(scores + noise[k], labels, offs,
-                                                iteration=iteration))
+            g, h = (inner._grad_hess(scores + noise[k], data, iteration) if own
+                    else inner.grad_hess(scores + noise[k], data.labels, data.query_offsets,
+                                         iteration=iteration))
             grad += g
             hess += h
         return grad / noise.shape[0], hess / noise.shape[0]
@@ -340,7 +351,8 @@ class Gumbel(ObjectiveParams):
         """``(1/N) sum_k loss_obj(s + G_k)`` with the noise of ``iteration``."""
         if not callable(getattr(self.objective, "loss", None)):
             raise TypeError(f"{type(self.objective).__name__} exposes no loss")
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
+        scores, data = validated(scores, labels, query_offsets)
+        labels, offs = data.labels, data.query_offsets
         noise = self.noise(offs, iteration)
         return float(np.mean([self.objective.loss(scores + noise[k], labels, offs, iteration)
                               for k in range(noise.shape[0])]))

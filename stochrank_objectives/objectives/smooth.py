@@ -17,24 +17,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..groups import validate_grouped
 from ..kernels import smooth_rank as _k
 from ..kernels.common import dcg_discounts, inverse_ideal_dcg
-from ..metric_spec import ndcg_gains, ndcg_inputs
+from ..metric_spec import ndcg_constants, ndcg_gains
 from ..validation import choice, integer, real
-from ._protocol import GAIN, ObjectiveParams, check_iteration
+from ._protocol import GAIN, ObjectiveParams, check_iteration, validated
 
 __all__ = ["ApproxNDCG", "ListNet", "SmoothNDCG"]
 
-def _zero_constant_label_queries(labels, offs, loss, grad, hess):
+def constant_label_queries(labels, offs) -> np.ndarray:
+    """The queries (non-empty) whose labels are all equal: they carry no ranking information,
+    so the listwise objectives give them zero loss, gradient and hessian."""
     sizes = np.diff(offs)
     nonempty = sizes > 0
     if not np.any(nonempty):
-        return
+        return np.zeros(0, dtype=np.int64)
     starts = offs[:-1][nonempty]
     mx = np.maximum.reduceat(labels, starts)
     mn = np.minimum.reduceat(labels, starts)
-    for q in np.flatnonzero(nonempty)[mx == mn]:
+    return np.flatnonzero(nonempty)[mx == mn]
+
+
+def _zero_queries(queries, offs, loss, grad, hess):
+    for q in queries:
         loss[q] = 0.0
         grad[offs[q]:offs[q + 1]] = 0.0
         hess[offs[q]:offs[q + 1]] = 0.0
@@ -72,25 +77,30 @@ class ApproxNDCG(ObjectiveParams):
         self.gain = gain
         self.hessian = hessian
 
-    def _compute(self, scores, labels, query_offsets, iteration):
+    def _compute(self, scores, data):
         p = self._checked()
-        scores, labels, offs, gains, inv_ideal = ndcg_inputs(scores, labels, query_offsets,
-                                                             p["gain"], iteration)
+
+        def build(labels, offs):
+            return (*ndcg_constants(labels, offs, p["gain"]), constant_label_queries(labels, offs))
+
+        gains, inv_ideal, constant = self._per_data(data, p["gain"], build)
+        offs = data.query_offsets
         loss, grad, hess = _k.approx_ndcg(scores, gains, offs, inv_ideal, p["eta"])
         # queries with all labels equal carry no ranking information: nothing to learn
-        _zero_constant_label_queries(labels, offs, loss, grad, hess)
+        _zero_queries(constant, offs, loss, grad, hess)
         return loss, grad, hess
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)``: the exact gradient and the ``hessian`` option's hessian."""
-        _, grad, hess = self._compute(scores, labels, query_offsets, iteration)
+        _, grad, hess = self._compute(scores, data)
         if self._checked()["hessian"] == "constant":
             hess = np.ones_like(grad)
         return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """``-sum_q ApproxNDCG_q`` (queries with equal labels or no gain excluded)."""
-        return float(self._compute(scores, labels, query_offsets, iteration)[0].sum())
+        check_iteration(iteration)
+        return float(self._compute(*validated(scores, labels, query_offsets))[0].sum())
 
 
 class ListNet(ObjectiveParams):
@@ -121,10 +131,10 @@ class ListNet(ObjectiveParams):
     def __init__(self, target: str = "exp"):
         self.target = target
 
-    def _compute(self, scores, labels, query_offsets, iteration):
+    def _targets(self, labels, offs):
+        """``(targets, active)``: each document's target probability ``P_y`` and whether each
+        query is trained (its labels differ; ``target="linear"``: and it has a positive one)."""
         p = self._checked()
-        check_iteration(iteration)
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
         nq = offs.size - 1
         targets = np.zeros_like(labels)
         active = np.zeros(nq, dtype=np.bool_)
@@ -146,16 +156,21 @@ class ListNet(ObjectiveParams):
                 targets = shifted / totals[q_of]
             active &= totals > 0
             targets = np.where(active[q_of], targets, 0.0)
-        return _k.listnet(scores, targets, offs, active)
+        return targets, active
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _compute(self, scores, data):
+        targets, active = self._per_data(data, self._checked()["target"], self._targets)
+        return _k.listnet(scores, targets, data.query_offsets, active)
+
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)``: ``P_s - P_y`` and the exact diagonal ``P_s (1 - P_s)``."""
-        _, grad, hess = self._compute(scores, labels, query_offsets, iteration)
+        _, grad, hess = self._compute(scores, data)
         return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """Cross-entropy summed over the (non-constant-label) queries."""
-        return float(self._compute(scores, labels, query_offsets, iteration)[0].sum())
+        check_iteration(iteration)
+        return float(self._compute(*validated(scores, labels, query_offsets))[0].sum())
 
 
 class SmoothNDCG(ObjectiveParams):
@@ -258,33 +273,39 @@ class SmoothNDCG(ObjectiveParams):
                 return p["min_smoothing"]
         return value
 
-    def _compute(self, scores, labels, query_offsets, smoothing):
+    def _constants(self, data):
+        """``(gains, inv_ideal, discounts, constant queries)`` of ``data``, once per training
+        data."""
         p = self._checked()
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        gains = ndcg_gains(labels, p["gain"])
-        sizes = np.diff(offs)
-        max_n = int(sizes.max()) if sizes.size else 0
-        top = max_n if p["top"] is None else p["top"]
-        inv_ideal = inverse_ideal_dcg(gains, gains, offs, dcg_discounts(max_n, max_n), top)
-        loss, grad = _k.smooth_ndcg(scores, gains, offs, inv_ideal, dcg_discounts(max_n, top),
-                                    smoothing)
-        _zero_constant_label_queries(labels, offs, loss, grad, np.zeros_like(grad))
+
+        def build(labels, offs):
+            gains = ndcg_gains(labels, p["gain"])
+            sizes = np.diff(offs)
+            max_n = int(sizes.max()) if sizes.size else 0
+            top = max_n if p["top"] is None else p["top"]
+            inv_ideal = inverse_ideal_dcg(gains, gains, offs, dcg_discounts(max_n, max_n), top)
+            return gains, inv_ideal, dcg_discounts(max_n, top), constant_label_queries(labels, offs)
+
+        return self._per_data(data, (p["gain"], p["top"]), build)
+
+    def _compute(self, scores, data, smoothing):
+        gains, inv_ideal, discounts, constant = self._constants(data)
+        offs = data.query_offsets
+        loss, grad = _k.smooth_ndcg(scores, gains, offs, inv_ideal, discounts, smoothing)
+        _zero_queries(constant, offs, loss, grad, np.zeros_like(grad))
         return loss, grad
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)``: SmoothNDCG at ``smoothing_at(iteration)``, or the regression
         starting point while ``iteration < start_iterations``."""
-        p = self._checked()
-        iteration = check_iteration(iteration)
-        if iteration < p["start_iterations"]:
-            scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-            grad = scores - ndcg_gains(labels, p["gain"])
+        if iteration < self._checked()["start_iterations"]:
+            grad = scores - self._constants(data)[0]
             return grad, np.ones_like(grad)
-        grad = self._compute(scores, labels, query_offsets, self.smoothing_at(iteration))[1]
+        grad = self._compute(scores, data, self.smoothing_at(iteration))[1]
         return grad, np.ones_like(grad)
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """``-sum_q A_q`` at ``smoothing_at(iteration)`` (iteration 0: the initial
         ``smoothing``)."""
-        return float(self._compute(scores, labels, query_offsets,
-                                   self.smoothing_at(iteration))[0].sum())
+        scores, data = validated(scores, labels, query_offsets)
+        return float(self._compute(scores, data, self.smoothing_at(iteration))[0].sum())

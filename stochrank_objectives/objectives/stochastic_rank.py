@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from ..groups import validate_grouped
 from ..metric_spec import MetricSpec
 from ..metric_values import evaluate_spec
 from .training_metric import (check_min_top_share, check_order_can_change, check_reach,
@@ -183,8 +182,6 @@ class StochasticRank(ObjectiveParams):
         "min_top_share": anything,  # checked with the metric (_check_together)
     }
 
-    _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
-
     def __init__(self, metric: str = "NDCG", top: int | None = None, sigma: float = 0.1,
                  mu: float = 0.0, nu: float = 1.0, sfa: float = 1.0, n_samples: int = 1,
                  seed: int = 0, estimator: str = "ccs", conditioning: str = "translation",
@@ -275,39 +272,32 @@ class StochasticRank(ObjectiveParams):
         check_order_can_change(p["spec"], np.asarray(query_offsets, dtype=np.int64),
                                p["min_top_share"])
 
-    def _prepared(self, labels, offs):
-        # Gains and IDCG depend only on (labels, offsets), which a booster passes unchanged
-        # every iteration: cache them (the IDCG sort would otherwise double the cost). The key
-        # is the contents (a booster may refill one buffer in place), compared exactly.
-        # Thread safety: key and value live in one tuple, read once and replaced by one
-        # assignment, so a thread never returns arrays prepared for another thread's data (with
-        # separate key and value attributes it did: issue 21). Two threads on different data
-        # only recompute each other's entry.
+    def _prepared(self, data):
+        """The metric's per-query arguments for ``data`` (gains, IDCG, grown cutoffs), once per
+        training data (:meth:`~._protocol.ObjectiveParams._per_data`; the IDCG sort would
+        otherwise double the cost), with the checks that read the labels."""
         p = self._checked()
-        key = (p["spec"], p["reach"], p["min_top_share"])
-        entry = self.__dict__.get("_prepared_entry")
-        if (entry is None or entry[0] != key or not np.array_equal(entry[1], labels)
-                or not np.array_equal(entry[2], offs)):
-            # once per training data (a booster passes the same arrays every round); a warning,
-            # as these may be a part of the training data (the rankers refuse on the whole)
+
+        def build(labels, offs):
+            # a warning, as these may be a part of the training data (the rankers refuse on
+            # the whole)
             check_order_can_change(p["spec"], offs, p["min_top_share"], refuse=False)
-            entry = (key, labels.copy(), offs.copy(),
-                     training_args(p["spec"], labels, offs, reach=p["reach"],
-                                   min_top_share=p["min_top_share"]))
-            self._prepared_entry = entry
-        return entry[3]
+            check_shift(p["mu"], labels)  # the shift against these labels' range
+            return training_args(p["spec"], labels, offs, reach=p["reach"],
+                                 min_top_share=p["min_top_share"])
+
+        return self._per_data(data, (p["spec"], p["reach"], p["min_top_share"], p["mu"]), build)
 
     # -- the protocol -------------------------------------------------------------------
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)`` of the smoothed loss at ``scores`` (see the protocol)."""
         p = self._checked()
-        iteration = check_iteration(iteration)
         sigma = annealed_sigma(p["sigma"], p["sigma_min"], p["anneal_half_life"], iteration)
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        check_shift(p["mu"], labels)
+        labels, offs, doc_weights = data.labels, data.query_offsets, data.document_weights()
+        prepared = self._prepared(data)
         relative = p["smoothing"] == "relative"
         scales = noise_scales(scores, offs, sigma, p["nu"], relative, p["spread_top"])
-        grad = estimate(scores, labels, offs, self._prepared(labels, offs), sigma=sigma,
+        grad = estimate(scores, labels, offs, prepared, sigma=sigma,
                         mu=p["mu"], nu=p["nu"], sfa=p["sfa"], n_samples=p["n_samples"],
                         seed=p["seed"], iteration=iteration, estimator=p["estimator"],
                         conditioning=p["conditioning"], smoothing=p["smoothing"],

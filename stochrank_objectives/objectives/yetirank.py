@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..groups import validate_grouped
 from ..kernels import threads_for
 from ..kernels import yetirank as _k
 from ..kernels.common import dcg_discounts, inverse_ideal_dcg, reciprocal_weights
@@ -22,7 +21,7 @@ from ..metric_spec import ndcg_gains
 from ..metric_table import DCG_GAIN, ERR_GAIN, METRIC_TABLE, YETILOSS_CODES, YETILOSS_MODES
 from ..validation import choice, integer, real, seed
 from ._estimator import unit_mean_hessian
-from ._protocol import ObjectiveParams, check_iteration
+from ._protocol import validated, ObjectiveParams, check_iteration
 
 __all__ = ["YetiRank", "YETI_MODES", "YETI_NOISES", "YETI_HESSIAN_SCALES"]
 
@@ -186,7 +185,6 @@ class YetiRank(ObjectiveParams):
       :meth:`grad_hess` ``(grad, hess)`` float64 arrays; :meth:`loss` a float.
     """
 
-    _derived_attributes = ("_checked_params", "_prepared_entry")  # see _prepared
 
     _parameter_constraints = {
         "mode": choice(*YETI_MODES), "top": integer(1, optional=True),
@@ -232,31 +230,32 @@ class YetiRank(ObjectiveParams):
             noise_power=values["noise_power"], seed=values["seed"])
         return values
 
-    def _prepared(self, labels, offs, p):
+    def _prepared(self, data, p):
         """``(gains, keep, discounts)``: the per-document gains, the per-query keep flags (the
-        inverse IDCG for NDCG) and the per-position discounts of the DCG/NDCG modes."""
+        inverse IDCG for NDCG) and the per-position discounts of the DCG/NDCG modes; ERR's
+        labels checked (probabilities). Once per training data
+        (:meth:`~._protocol.ObjectiveParams._per_data`): for NDCG the IDCG sort costs as much
+        as the pairs of one or two permutations."""
+        key = (p["mode"], p["top"], p["dcg_type"], p["dcg_denominator"])
+        return self._per_data(data, key, lambda labels, offs: self._derived(labels, offs, p))
+
+    @staticmethod
+    def _derived(labels, offs, p):
         n_max = int(np.diff(offs).max()) if offs.size > 1 else 0
         row = _MODE_ROWS[p["mode"]]
+        if row is not None and row.gain_kind == ERR_GAIN and labels.size and labels.max() > 1.0:
+            raise ValueError(f"labels must lie in [0, 1] for mode='ERR' (they are the "
+                             f"probabilities of relevance), got a maximum of {labels.max()}: "
+                             f"rescale them, e.g. (2**labels - 1) / 2**max_grade")
         if p["mode"] not in _DCG_MODES:
             return labels, np.ones(offs.size - 1), np.zeros(n_max + 1)
-        # They depend only on (labels, offsets), which a booster passes unchanged every
-        # iteration: cached (for NDCG the IDCG sort costs as much as the pairs of one or two
-        # permutations), keyed by the contents and compared exactly, as in StochasticRank: key
-        # and value in one tuple, read once and replaced by one assignment (thread safe).
-        key = (p["mode"], p["top"], p["dcg_type"], p["dcg_denominator"])
-        entry = self.__dict__.get("_prepared_entry")
-        if (entry is None or entry[0] != key or not np.array_equal(entry[1], labels)
-                or not np.array_equal(entry[2], offs)):
-            gains = ndcg_gains(labels, "exp2" if p["dcg_type"] == "Exp" else "linear")
-            top = n_max if p["top"] is None else p["top"]
-            discount = dcg_discounts if p["dcg_denominator"] == "LogPosition" else \
-                reciprocal_weights
-            discounts = discount(n_max, top)
-            keep = (inverse_ideal_dcg(gains, gains, offs, discounts, top) if row.scale_by_ideal
-                    else np.ones(offs.size - 1))  # NDCG: 1 / IDCG@top
-            entry = (key, labels.copy(), offs.copy(), (gains, keep, discounts))
-            self._prepared_entry = entry
-        return entry[3]
+        gains = ndcg_gains(labels, "exp2" if p["dcg_type"] == "Exp" else "linear")
+        top = n_max if p["top"] is None else p["top"]
+        discount = dcg_discounts if p["dcg_denominator"] == "LogPosition" else reciprocal_weights
+        discounts = discount(n_max, top)
+        keep = (inverse_ideal_dcg(gains, gains, offs, discounts, top) if row.scale_by_ideal
+                else np.ones(offs.size - 1))  # NDCG: 1 / IDCG@top
+        return gains, keep, discounts
 
     @classmethod
     def examples(cls) -> list[ObjectiveParams]:
@@ -268,28 +267,24 @@ class YetiRank(ObjectiveParams):
         """Whether the pairs' scores are perturbed (``noise`` other than ``"No"``)."""
         return self.noise != "No"
 
-    def _compute(self, scores, labels, query_offsets, iteration, with_loss):
-        iteration = check_iteration(iteration)
+    def _compute(self, scores, data, iteration, with_loss):
         p = self._checked()
-        scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-        row = _MODE_ROWS[p["mode"]]
-        if row is not None and row.gain_kind == ERR_GAIN and labels.size and labels.max() > 1.0:
-            raise ValueError(f"labels must lie in [0, 1] for mode='ERR' (they are the "
-                             f"probabilities of relevance), got a maximum of {labels.max()}: "
-                             f"rescale them, e.g. (2**labels - 1) / 2**max_grade")
+        labels, offs = data.labels, data.query_offsets
         with threads_for(scores.shape[0], offs.shape[0] - 1):
-            gains, keep, discounts = self._prepared(labels, offs, p)
+            gains, keep, discounts = self._prepared(data, p)
             return _k.yetirank_grad_hess(scores, labels, gains, offs, keep, discounts,
                                          p["settings"], iteration, with_loss)
 
-    def _grad_hess(self, scores, labels, query_offsets, iteration, doc_weights):
+    def _grad_hess(self, scores, data, iteration):
         """``(grad, hess)`` of the pairwise logistic loss on the pairs of ``iteration``, divided
         by the mean hessian unless ``hessian_scale="raw"``."""
-        _, grad, hess = self._compute(scores, labels, query_offsets, iteration, False)
+        _, grad, hess = self._compute(scores, data, iteration, False)
         if self._checked()["hessian_scale"] == "unit_mean":
-            return unit_mean_hessian(grad, hess, doc_weights)
+            return unit_mean_hessian(grad, hess, data.document_weights())
         return grad, hess
 
     def loss(self, scores, labels, query_offsets, iteration: int = 0) -> float:
         """``sum_q sum_pairs W log(1 + exp(-(f_a - f_b)))`` with the pairs of ``iteration``."""
-        return float(self._compute(scores, labels, query_offsets, iteration, True)[0].sum())
+        iteration = check_iteration(iteration)
+        scores, data = validated(scores, labels, query_offsets)
+        return float(self._compute(scores, data, iteration, True)[0].sum())

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...groups import as_float_array, query_weights, validate_query_offsets
-from ...objectives import weighted_grad_hess
+from ...groups import GroupedData
+from ...objectives import grouped_grad_hess
 from ...sglb import SGLB
 from .._common import check_finite, check_objective_and_sglb
 from ._layout import (
@@ -60,7 +60,9 @@ class CatBoostObjective:
 
     Args:
       objective: object with ``grad_hess(scores, labels, query_offsets, iteration)``.
-      labels: true relevance labels in learn-row order.
+      labels: true relevance labels in learn-row order, or the learn rows'
+        :class:`~stochrank_objectives.groups.GroupedData` (validated by the caller; then no
+        ``query_offsets`` or ``weights``): checked once, here, and read every round unchecked.
       query_offsets: CSR query offsets of the learn rows.
       sglb: optional :class:`stochrank_objectives.sglb.SGLB`; only its gradient noise is used
         (:meth:`~stochrank_objectives.sglb.SGLB.perturb`, variance ``2 / (lr T)`` per document). Shrinkage
@@ -79,18 +81,27 @@ class CatBoostObjective:
 
     no_jit = True  # CatBoost must not try to numba-compile calc_ders_range
 
-    def __init__(self, objective: Objective, labels: ArrayLike, query_offsets: ArrayLike, *,
-                 sglb: SGLB | None = None, route: str = "pointer",
-                 weights: ArrayLike | None = None) -> None:
+    def __init__(self, objective: Objective, labels: ArrayLike | GroupedData,
+                 query_offsets: ArrayLike | None = None, *, sglb: SGLB | None = None,
+                 route: str = "pointer", weights: ArrayLike | None = None) -> None:
         check_objective_and_sglb(objective, sglb)
         if route not in ("pointer", "per_tree"):
             raise ValueError(f"route must be 'pointer' or 'per_tree', got {route!r}")
         self.objective = objective
-        self.labels = as_float_array(labels, "labels")
-        self.query_offsets = validate_query_offsets(query_offsets, self.labels.shape[0])
-        self.n_rows = int(self.labels.shape[0])
-        self.weights = (None if weights is None
-                        else query_weights(weights, self.query_offsets, "weights"))
+        if isinstance(labels, GroupedData):  # validated by the caller (the ranker)
+            if query_offsets is not None or weights is not None:
+                raise TypeError("with a GroupedData as labels, pass no query_offsets or weights "
+                                "(the GroupedData has them)")
+            self.data = labels
+        else:
+            if query_offsets is None:
+                raise TypeError("query_offsets is required with labels given as an array")
+            self.data = GroupedData(np.asarray(labels), np.asarray(query_offsets),
+                                    weights=None if weights is None else np.asarray(weights))
+        # validated once: the objective reads this data every round, unchecked
+        self.labels, self.query_offsets = self.data.labels, self.data.query_offsets
+        self.weights = self.data.weights
+        self.n_rows = self.data.n_docs
         self._encoded = encode_row_index(self.n_rows)
         self.sglb = sglb
         self.route = route
@@ -150,8 +161,7 @@ class CatBoostObjective:
                 and np.array_equal(scores, self._cache_scores)):
             return self._cache_ders
         # query weights go to the objective (see objective_grad_hess): weighted derivatives
-        grad, hess = weighted_grad_hess(self.objective, scores, self.labels, self.query_offsets,
-                                        self.iteration, self.weights)
+        grad, hess = grouped_grad_hess(self.objective, scores, self.data, self.iteration)
         shape = (self.n_rows,)  # a scalar (e.g. constant hessian) broadcasts, as before
         grad = np.broadcast_to(np.asarray(grad, dtype=np.float64), shape)
         hess = np.broadcast_to(np.asarray(hess, dtype=np.float64), shape)

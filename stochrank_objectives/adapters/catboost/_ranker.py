@@ -369,9 +369,10 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
                                          if hasattr(features, "shape") else None)
         labels, propensities = click_labels(features, labels, extras["position"],
                                             extras["propensity"])
-        train = GroupedData(labels, offsets, weights=weights, init_scores=init_scores,
+        train = GroupedData(labels, offsets, weights=weights, positions=extras["position"],
+                            init_scores=init_scores,
                             names={"labels": "y", "weights": "sample_weight",
-                                   "init_scores": "baseline"})
+                                   "init_scores": "baseline", "positions": "position"})
         check_training_queries(labels, offsets, train.weights)
         self._check_training_queries(objective, offsets)
         evals = _eval_data(native["eval_set"], extras, features, cat_features, pool_names,
@@ -440,7 +441,7 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
 
     def _train_package(self, X, pool_names, cat_features, train, evals, s, init_model, callbacks,
                native) -> None:
-        y, offsets, weights = train.labels, train.query_offsets, train.weights
+        y, offsets = train.labels, train.query_offsets
         params = dict(s.params)
         route = self._init_params.get("route") or "auto"
         has_cat = bool(cat_features is not None and len(cat_features))
@@ -498,8 +499,7 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
         started = time.perf_counter()
         # the training weights go to the objective only, never to the learn Pool (see
         # CatBoostObjective's weights)
-        adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="pointer",
-                                    weights=weights)
+        adapter = CatBoostObjective(s.objective, train, sglb=noise, route="pointer")
         if route_used == "pointer":
             if given:  # CatBoost wants a baseline in every Pool once one has one
                 learn.set_baseline(_or_zeros(init_scores, len(y)))
@@ -523,8 +523,7 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
             if params.get("od_type", "Iter") != "Iter" or "od_pval" in params:
                 raise ValueError("route='per_tree' stops early with od_type='Iter' "
                                  "(early_stopping_rounds) only")
-            adapter = CatBoostObjective(s.objective, y, offsets, sglb=noise, route="per_tree",
-                                        weights=weights)
+            adapter = CatBoostObjective(s.objective, train, sglb=noise, route="per_tree")
             model, history, best = fit_per_tree(
                 adapter, X, learn, cat_features, pools, params, rounds, use_best, eval_weights,
                 init_scores=init_scores, eval_init_scores=eval_inits, init_model=init_model,

@@ -20,20 +20,20 @@ Example::
 
     segmenter = Segmenter(layout)
     sglb = PartitionSGLB.from_sglb(SGLB(0.1, 0.01, 1e4), segmenter)
-    grad, hess = sglb.grad_hess(PartitionSeeded(objective, segmenter), scores, labels,
-                                query_offsets, iteration)
+    grad, hess = sglb.gradient_hessian(PartitionSeeded(objective, segmenter), scores, data,
+                                       iteration)
 """
 
 from __future__ import annotations
 
 import copy
-
 import threading
+import weakref
 
 import numpy as np
 
-from ...groups import query_weights
-from ...objectives import weighted_grad_hess
+from ...groups import GroupedData
+from ...objectives import grouped_grad_hess
 from ...sglb import SGLB
 from .layout import QueryLayout, partition_digest
 
@@ -143,11 +143,17 @@ class PartitionSGLB(SGLB):
 
     def grad_hess(self, objective, raw_scores, labels, query_offsets, iteration: int,
                   weights=None):
-        """:meth:`SGLB.grad_hess`, after cutting this shard (the noise needs its segments)."""
+        """:meth:`SGLB.grad_hess` over a shard's loose arrays (a shard without rows may come
+        with no offsets at all)."""
+        return self.gradient_hessian(objective, raw_scores,
+                                     shard_data(labels, query_offsets, weights), iteration)
+
+    def gradient_hessian(self, objective, raw_scores, data, iteration: int):
+        """:meth:`SGLB.gradient_hessian`, after cutting this shard (the noise needs its
+        segments; the cut is kept while the shard's arrays are the same)."""
         if self.segmenter is not None:
-            self._segments = self.segmenter(labels, query_offsets)
-        return super().grad_hess(objective, raw_scores, labels, query_offsets, iteration,
-                                 weights)
+            self._segments = self.segmenter(data.labels, data.query_offsets)
+        return super().gradient_hessian(objective, raw_scores, data, iteration)
 
     def noise(self, n_docs: int, iteration: int, key: tuple[int, ...] = ()) -> np.ndarray:
         """The shard's noise: one :meth:`SGLB.noise` stream per segment, keyed by the segment.
@@ -173,6 +179,15 @@ class PartitionSGLB(SGLB):
         return np.concatenate(draws)
 
 
+def shard_data(labels, query_offsets, weights=None) -> GroupedData:
+    """A worker shard's GroupedData from loose arrays; a shard without rows may come with no
+    offsets at all (``[]``), which is the shard of no query (``[0]``)."""
+    offsets = np.asarray(query_offsets)
+    if offsets.size == 0:
+        offsets = np.zeros(1, dtype=np.int64)
+    return GroupedData(labels, offsets, weights=weights)
+
+
 def _reseeded(objective, key):
     """A copy of ``objective`` with ``seed`` derived from ``(seed, *key)``, if it has a seed."""
     get_params = getattr(objective, "get_params", None)
@@ -195,26 +210,24 @@ class PartitionSeeded:
         self.objective = objective
         self.segmenter = segmenter
         self._copies: dict = {}
+        self._partition_entry: tuple | None = None  # (weakref to the shard's data, partitions)
 
     def __repr__(self) -> str:
         return f"PartitionSeeded({self.objective!r})"
 
     def grad_hess(self, scores, labels, query_offsets, iteration: int = 0, weights=None):
+        """:meth:`gradient_hessian` over loose arrays (checked on every call)."""
+        return self.gradient_hessian(scores, shard_data(labels, query_offsets, weights),
+                                     iteration)
+
+    def gradient_hessian(self, scores, data: GroupedData, iteration: int = 0):
+        """The shard's ``(grad, hess)``: each partition's copy of the objective over the
+        partition's rows, concatenated. The partitions' GroupedData are cut from ``data`` once
+        per training data (kept while ``data`` is the same object)."""
         scores = np.asarray(scores, dtype=np.float64)
-        if weights is not None:  # one per query of the shard: each segment takes its own
-            weights = query_weights(weights, query_offsets)
         grads, hesses = [], []
-        first_query = 0
-        for key, r0, r1, seg_labels, seg_offsets in self.segmenter(labels, query_offsets):
-            obj = self._copies.get(key)
-            if obj is None:
-                obj = self._copies[key] = _reseeded(self.objective, key)
-            n_queries = seg_offsets.shape[0] - 1
-            seg_weights = (None if weights is None
-                           else weights[first_query:first_query + n_queries])
-            first_query += n_queries
-            g, h = weighted_grad_hess(obj, scores[r0:r1], seg_labels, seg_offsets, iteration,
-                                      seg_weights)
+        for obj, r0, r1, part in self._partitions(data):
+            g, h = grouped_grad_hess(obj, scores[r0:r1], part, iteration)
             grads.append(np.asarray(g, dtype=np.float64))
             hesses.append(np.asarray(h, dtype=np.float64))
         if not grads:  # a shard without rows has nothing to cut; its gradient is empty too
@@ -225,3 +238,22 @@ class PartitionSeeded:
         if len(grads) == 1:
             return grads[0], hesses[0]
         return np.concatenate(grads), np.concatenate(hesses)
+
+    def _partitions(self, data: GroupedData) -> list:
+        """``[(objective copy, row0, row1, GroupedData), ...]`` of the shard's partitions."""
+        entry = self._partition_entry
+        if entry is not None and entry[0]() is data:
+            return entry[1]
+        parts, first_query = [], 0
+        for key, r0, r1, seg_labels, seg_offsets in self.segmenter(data.labels,
+                                                                   data.query_offsets):
+            obj = self._copies.get(key)
+            if obj is None:
+                obj = self._copies[key] = _reseeded(self.objective, key)
+            n_queries = seg_offsets.shape[0] - 1
+            seg_weights = (None if data.weights is None
+                           else data.weights[first_query:first_query + n_queries])
+            first_query += n_queries
+            parts.append((obj, r0, r1, GroupedData(seg_labels, seg_offsets, weights=seg_weights)))
+        self._partition_entry = (weakref.ref(data), parts)  # one assignment (threads)
+        return parts

@@ -29,15 +29,11 @@ the histogram bins differ: XGBoost's distributed sketch sees unweighted rows)::
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import xgboost as xgb
 
 from ...sglb import SGLB
-from .._common import as_scores, objective_grad_hess
 from ..xgboost import DEFAULT_PARAMS, XGBObjective
-from ..xgboost._objective import dmatrix_groups
 from ._frontend import DaskFrontEnd
 from .layout import QueryLayout
 
@@ -122,16 +118,14 @@ class _ShardXGBObjective(XGBObjective):
 
     query_weights: QueryWeights | None = None
 
-    def __call__(self, predt, dtrain):
+    @property
+    def _weights_in_dmatrix(self) -> bool:  # type: ignore[override]
+        return self.query_weights is None
+
+    def _query_weights(self, dtrain, labels, offsets):
         if self.query_weights is None:
-            return super().__call__(predt, dtrain)
-        predt = as_scores(predt)
-        labels, offsets = dmatrix_groups(dtrain, predt.shape[0], "training")
-        cached = getattr(self, "_shard_cache", None)   # (the worker's DMatrix, its weights)
-        if cached is None or cached[0]() is not dtrain:
-            cached = self._shard_cache = (weakref.ref(dtrain),
-                                          self.query_weights.shard(labels, offsets))
-        return objective_grad_hess(self, predt, labels, offsets, cached[1])
+            return super()._query_weights(dtrain, labels, offsets)
+        return self.query_weights.shard(labels, offsets)
 
 
 class DaskXGBObjective(DaskFrontEnd):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from ...groups import query_weights
-from .._common import EvalMetric, as_scores
+from ...groups import GroupedData
+from .._common import BoosterMetric, as_scores
 from ._inputs import MISSING, call_arguments, grouped
 
 __all__ = ["LGBMMetric"]
 
 
-class LGBMMetric(EvalMetric):
+class LGBMMetric(BoosterMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as a LightGBM eval function.
 
     Callable as ``feval(preds, eval_data)`` (``lgb.train``) and as ``(y_true, y_pred, weight,
@@ -32,9 +32,15 @@ class LGBMMetric(EvalMetric):
     def __call__(self, preds_or_y_true, eval_data_or_y_pred, weight=MISSING, group=MISSING):
         preds, labels, sizes, weight = call_arguments(
             "LGBMMetric", preds_or_y_true, eval_data_or_y_pred, weight, group)
+        container = (eval_data_or_y_pred if weight is MISSING and group is MISSING
+                     else preds_or_y_true)  # the Dataset, or the label array LightGBM passes
         preds = as_scores(preds)
-        labels, offsets = grouped(labels, sizes, preds.shape[0], "evaluation data")
-        if weight is not None:
-            weight = query_weights(weight, offsets, "the evaluation data's weight")
-        return self.name, self.value(preds, labels, offsets, weight), True
 
+        def build():
+            labels_, offsets = grouped(labels, sizes, preds.shape[0], "evaluation data")
+            return GroupedData(labels_, offsets, weights=weight,
+                               names={"weights": "the evaluation data's weight"})
+
+        # each eval set validated once: LightGBM keeps its arrays as objects
+        data = self._data.get(container, (labels, sizes, weight), build)
+        return self.name, self.value_grouped(preds, data), True

@@ -6,7 +6,6 @@ import threading
 
 import lightgbm as lgb
 
-from ...groups import query_weights
 from .._common import BoosterObjective, as_scores, objective_grad_hess
 from .._serving import lightgbm_as_ranker
 from ._callback import BEGIN_ATTR, TRAINED_ATTR, Hub, LGBMCallback
@@ -76,6 +75,7 @@ class LGBMObjective(BoosterObjective):
         new.sglb = self.sglb
         new._hub = self._hub
         BoosterObjective._restored(new)  # its own per-thread counter, from 0
+        new.bind(self.bound)  # the ranker's data of this fit (validated, immutable: shared)
         new._begin = _Begin()
         new._hub.add(new)
         return new
@@ -88,20 +88,31 @@ class LGBMObjective(BoosterObjective):
     def __call__(self, preds_or_y_true, train_data_or_y_pred, weight=MISSING, group=MISSING):
         preds, labels, sizes, weight = call_arguments(
             "LGBMObjective", preds_or_y_true, train_data_or_y_pred, weight, group)
-        return self._grad_hess(preds, labels, sizes, weight)
+        container = (train_data_or_y_pred if weight is MISSING and group is MISSING
+                     else preds_or_y_true)  # the Dataset, or the label array LightGBM passes
+        return self._grad_hess(preds, container, labels, sizes, weight)
 
-    def _grad_hess(self, preds, labels, sizes, weight):
+    def _grad_hess(self, preds, container, labels, sizes, weight):
         preds = as_scores(preds)
-        labels, offsets = grouped(labels, sizes, preds.shape[0], "training data")
-        if weight is not None:
-            weight = query_weights(weight, offsets, "the training data's weight")
+
+        def build():
+            labels_, offsets = grouped(labels, sizes, preds.shape[0], "training data")
+            return self.grouped(labels_, offsets, weight,
+                                {"weights": "the training data's weight"})
+
+        # validated once per training: LightGBM keeps the Dataset's label, group and weight
+        # arrays as objects (get_label() returns the same array every round)
+        data = self.training.get(container, (labels, sizes, weight), build)
+        if data.n_docs != preds.shape[0]:
+            raise ValueError(f"length mismatch in the training data: {preds.shape[0]} "
+                             f"predictions, {data.n_docs} labels")
         begin = self._begin.trees
         if self.sglb is not None and begin:
             # continued training: the booster holds F_0 + the new trees, G_t = F_t / c^t with
             # t counted in this run, while the schedule scales by c^(begin + t + 1) (the
             # iteration continues from the init model's trees): c^-begin cancels the excess
             preds = preds * self.sglb.shrink ** -begin
-        return objective_grad_hess(self, preds, labels, offsets, weight)
+        return objective_grad_hess(self, preds, data)
 
     # -- callback and finalisation -----------------------------------------------------------
     def callback(self):

@@ -371,6 +371,7 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
         adapter, user_callbacks, metrics = self._package_settings(eval_metric, callbacks)
         if adapter is not None:
             self._check_training_queries(adapter.objective, train.query_offsets)
+            adapter.bind(train)  # its positions and any per-document input reach the objective
         # LightGBM's early stopping (a parameter or lgb.early_stopping) watches every set
         stopping = bool(self._stopping_rounds_given()) or any(
             isinstance(cb, lgb.callback._EarlyStoppingCallback) for cb in user_callbacks)

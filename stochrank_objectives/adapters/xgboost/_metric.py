@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import xgboost as xgb
 
-from .._common import EvalMetric, as_scores
-from ._objective import dmatrix_groups, dmatrix_weights
+from ...groups import GroupedData
+from .._common import BoosterMetric, as_scores
+from ._objective import dmatrix_groups, dmatrix_weights, same_fields
 
 __all__ = ["XGBMetric"]
 
 
-class XGBMetric(EvalMetric):
+class XGBMetric(BoosterMetric):
     """A ranking metric of :mod:`stochrank_objectives.metrics` as an XGBoost ``custom_metric``.
 
     ``metric(predt, dmatrix) -> (name, value)``; pass ``maximize=True`` to ``xgb.train``. With
@@ -32,5 +33,27 @@ class XGBMetric(EvalMetric):
 
     def __call__(self, predt: np.ndarray, dmat: xgb.DMatrix) -> tuple[str, float]:
         predt = as_scores(predt)
-        labels, offsets = dmatrix_groups(dmat, predt.shape[0], "evaluation")
-        return self.name, self.value(predt, labels, offsets, dmatrix_weights(dmat, offsets))
+
+        def build():
+            labels, offsets = dmatrix_groups(dmat, predt.shape[0], "evaluation")
+            return GroupedData(labels, offsets, weights=dmatrix_weights(dmat, offsets))
+
+        # each eval DMatrix validated once per training: the rankers' training callback
+        # forgets the kept data when a training starts (forget); a metric used without it
+        # compares the DMatrix's fields with the kept data every round
+        verify = None if self._trusted else same_fields(dmat, True)
+        data = self._data.get(dmat, (), build, verify)
+        if data.n_docs != predt.shape[0]:
+            raise ValueError(f"length mismatch in the evaluation data: {predt.shape[0]} "
+                             f"predictions, {data.n_docs} labels")
+        return self.name, self.value_grouped(predt, data)
+
+    #: set by the training that uses this metric (the package's rankers), cleared after it:
+    #: the eval DMatrix objects of one training do not change during it
+    _trusted = False
+
+    def forget(self, trusted: bool = False) -> None:
+        """Forget the kept eval data (a training starts, ``trusted``: the rankers' training,
+        whose eval DMatrix objects do not change; or ends)."""
+        self._data.clear()
+        self._trusted = trusted

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import xgboost as xgb
 
-from ...groups import query_weights
+from ...groups import GroupedData, query_weights
 from ...sglb import SGLB
 from .._common import BoosterObjective, as_scores, objective_grad_hess
 from .._serving import xgboost_as_ranker
@@ -51,6 +51,21 @@ def dmatrix_weights(dmat, offsets):
     return query_weights(weight, offsets, "the DMatrix weight") if weight.size else None
 
 
+def same_fields(dmat, weights: bool):
+    """``verify(data)``: whether the DMatrix's labels, groups and (with ``weights``) weights
+    are still ``data``'s."""
+    def verify(data) -> bool:
+        if not (np.array_equal(dmat.get_label(), data.labels)
+                and np.array_equal(dmat.get_uint_info("group_ptr"), data.query_offsets)):
+            return False
+        if not weights:
+            return True
+        weight = dmat.get_weight()
+        return (data.weights is None if weight.size == 0
+                else data.weights is not None and np.array_equal(weight, data.weights))
+    return verify
+
+
 def is_sglb_callback(callback) -> bool:
     """Whether ``callback`` is :meth:`XGBObjective.callback` of an adapter with an SGLB
     schedule (it sets every tree's learning rate and finalises the booster)."""
@@ -82,8 +97,35 @@ class XGBObjective(BoosterObjective):
         predt = as_scores(predt)
         if not isinstance(dtrain, xgb.DMatrix):
             raise TypeError(f"expected (predt, xgboost.DMatrix), got a {type(dtrain).__name__}")
-        labels, offsets = dmatrix_groups(dtrain, predt.shape[0], "training")
-        return objective_grad_hess(self, predt, labels, offsets, dmatrix_weights(dtrain, offsets))
+        return objective_grad_hess(self, predt, self.training_data(dtrain, predt.shape[0]))
+
+    def training_data(self, dtrain: xgb.DMatrix, n_preds: int) -> GroupedData:
+        """The training's :class:`~stochrank_objectives.groups.GroupedData` of ``dtrain``,
+        validated on the first call of a training and kept.
+
+        With the callback (:meth:`callback`, which the rankers always attach) nothing is read
+        back from the DMatrix after the first round: the callback forgets the data when a
+        training starts. Without it, the DMatrix is read every round (XGBoost copies its fields
+        out on every read) and compared with the kept data, which is rebuilt only if they
+        differ (``dtrain.set_label`` between two trainings)."""
+        def build():
+            labels, offsets = dmatrix_groups(dtrain, n_preds, "training")
+            return self.grouped(labels, offsets, self._query_weights(dtrain, labels, offsets))
+
+        verify = (None if self._iterations.synced is not None
+                  else same_fields(dtrain, self._weights_in_dmatrix))
+        data = self.training.get(dtrain, (), build, verify)
+        if data.n_docs != n_preds:
+            raise ValueError(f"length mismatch in the training data: {n_preds} predictions, "
+                             f"{data.n_docs} labels")
+        return data
+
+    #: whether the query weights are the DMatrix's (a Dask worker's adapter takes its own)
+    _weights_in_dmatrix = True
+
+    def _query_weights(self, dtrain, labels, offsets):
+        """The query weights of the training (one per query), or None: the DMatrix's."""
+        return dmatrix_weights(dtrain, offsets)
 
     def callback(self) -> xgb.callback.TrainingCallback:
         """A ``TrainingCallback``: iteration, SGLB learning rate and finalisation, ranker name."""
@@ -175,6 +217,7 @@ class _XGBCallback(xgb.callback.TrainingCallback):
 
     def before_training(self, model):
         self._adapter.reset_iteration()
+        self._adapter.training.clear()  # a new training: its data is read on the first round
         self._start = model.num_boosted_rounds() if isinstance(model, xgb.Booster) else 0
         if self._adapter.sglb is not None and self._start:
             if model.attr(_CONTINUE_ATTR) != self._adapter._continue_key(self._start):

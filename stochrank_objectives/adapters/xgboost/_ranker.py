@@ -416,6 +416,8 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
                                 base_margin_eval_set, n_cols, categorical)
 
         native_metric, metric = self._eval_metrics(objective if package else None)
+        if metric is not None:  # a new metric of this fit, whose eval DMatrix objects are fixed
+            metric.forget(trusted=True)
         stopping = self.early_stopping_rounds
         for i, (_, data) in enumerate(evals):  # early stopping watches the last set only
             check_eval_queries(data.labels, data.query_offsets, f"eval_set[{i}]",
@@ -425,7 +427,7 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
         user = bool(callbacks)
         if package:
             self._check_training_queries(objective, train.query_offsets)
-            xgb_model = self._prepare(objective, sglb, xgb_model, callbacks)
+            xgb_model = self._prepare(objective, sglb, xgb_model, callbacks, train)
         if metric is not None:
             for callback in callbacks:
                 # XGBoost guesses the direction from lower-case names only, and would minimise
@@ -534,7 +536,7 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
         m = EvalMetric.from_string(ours[0]) if isinstance(ours[0], str) else ours[0]
         return native, XGBMetric(m.metric, m.k, ties=m.ties, name=m.name, **m.options)
 
-    def _prepare(self, objective, sglb, xgb_model, callbacks):
+    def _prepare(self, objective, sglb, xgb_model, callbacks, train):
         """The package objective's part of a fit: checks, the continued model, callbacks."""
         for name, default in _LAMBDARANK_DEFAULTS.items():
             value = getattr(self, "kwargs", {}).get(name)
@@ -543,6 +545,7 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
                               "has no effect with the package's objective", UserWarning,
                               stacklevel=4)
         adapter = XGBObjective(objective, sglb=sglb)
+        adapter.bind(train)  # its positions and any other per-document input reach the objective
         booster = xgb_model
         if booster is not None and not isinstance(booster, xgb.Booster):
             booster = _loaded_model_file(booster)
