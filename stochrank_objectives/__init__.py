@@ -80,3 +80,12 @@ __all__ = [
 ]
 __all__ += [name for name in _metrics.__all__ if name not in ("TIE_POLICIES",
                                                                "NO_RELEVANT_POLICIES", "evaluate")]
+# every registered objective is importable from here, a new one included (its module is
+# imported by the objectives package)
+from .objectives import OBJECTIVES as _OBJECTIVES  # noqa: E402
+
+for _name, _cls in _OBJECTIVES.items():
+    globals().setdefault(_name, _cls)
+    if _name not in __all__:
+        __all__.append(_name)
+del _name, _cls

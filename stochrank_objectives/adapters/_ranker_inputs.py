@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -25,7 +26,13 @@ from ..groups import GroupedData, as_float_array, query_offsets_from_qid, query_
 __all__ = ["as_matrix", "column_names", "query_offsets", "check_training_queries",
            "check_eval_queries", "rankable_queries", "check_feature_values", "category_columns",
            "per_eval_set",
-           "click_labels"]
+           "click_labels", "training_data", "grouped_training_data", "document_inputs",
+           "refuse_inputs_without_package_objective"]
+
+#: the GroupedData fields the rankers' fit handles by its own arguments (y, qid/group,
+#: sample_weight, position, the booster's initial scores); every other field is a fit argument
+#: of its own name (:func:`document_inputs`)
+_HANDLED_FIELDS = ("labels", "query_offsets", "weights", "positions", "init_scores", "names")
 
 #: rows per block of the infinity scan of a float matrix (a bounded temporary, not n x m)
 _BLOCK_VALUES = 1 << 22
@@ -221,21 +228,67 @@ def per_eval_set(values, name: str, n_sets: int) -> list:
     return list(values)
 
 
+def document_inputs(inputs: dict, who: str) -> dict:
+    """The per-document inputs among a ranker's extra fit arguments: every field of
+    :class:`~stochrank_objectives.groups.GroupedData` that fit does not take by an argument of
+    its own, by the field's name (a new per-document input of the objectives is a new field
+    there, and then a fit argument of every ranker, which carries it to the objective inside
+    the training's GroupedData). Anything else is refused as Python refuses an unexpected
+    keyword argument.
+
+    Example: ``document_inputs({}, "StochasticLGBMRanker")`` is ``{}``.
+
+    Args:
+      inputs: the fit's extra keyword arguments.
+      who: the ranker's class name, for the message.
+
+    Returns:
+      The given inputs (``None`` values left out), by field name.
+    """
+    fields = [f.name for f in dataclasses.fields(GroupedData) if f.name not in _HANDLED_FIELDS]
+    for name in inputs:
+        if name not in fields:
+            raise TypeError(f"{who}.fit() got an unexpected keyword argument {name!r}"
+                            + (f" (per-document inputs: {', '.join(fields)})" if fields else ""))
+    return {name: value for name, value in inputs.items() if value is not None}
+
+
+def refuse_inputs_without_package_objective(inputs: dict, package: bool, objective) -> None:
+    """Refuse per-document inputs (:func:`document_inputs`) with a booster's own objective,
+    which would ignore them silently."""
+    if inputs and not package:
+        name = sorted(inputs)[0]
+        raise ValueError(f"{name}= is read by the package's objectives; the booster's own "
+                         f"objective {objective!r} would ignore it: leave it out or train a "
+                         "package objective")
+
+
 def training_data(X, y, n_rows: int, qid, group, position, propensity, sample_weight,
-                  init_scores, init_name: str):
+                  init_scores, init_name: str, inputs: dict | None = None):
     """``(GroupedData, propensities)`` of a ranker's training rows, validated once: labels
-    (finite, non-negative), the queries of ``qid`` or ``group``, the IPS labels of clicks when
-    ``position`` is given (``propensities`` then, else ``None``), something to rank
-    (:func:`check_training_queries`), query weights and initial scores (named ``init_name``
-    in the messages: ``init_score``, ``base_margin``)."""
+    (finite, non-negative), the queries of ``qid`` or ``group``, then
+    :func:`grouped_training_data`."""
     labels = as_float_array(y, "y", n_rows)
     if np.any(labels < 0):
         raise ValueError("y must be non-negative relevance labels")
     offsets = query_offsets(n_rows, qid, group, "fit")
+    return grouped_training_data(X, labels, offsets, position, propensity, sample_weight,
+                                 init_scores, init_name, inputs)
+
+
+def grouped_training_data(X, labels, offsets, position, propensity, sample_weight,
+                          init_scores, init_name: str, inputs: dict | None = None):
+    """``(GroupedData, propensities)`` from a ranker's checked labels and queries: the IPS
+    labels of clicks when ``position`` is given (``propensities`` then, else ``None``), query
+    weights, display positions, initial scores (named ``init_name`` in the messages:
+    ``init_score``, ``base_margin``, ``baseline``), the other per-document inputs
+    (:func:`document_inputs`), validated once, and something to rank
+    (:func:`check_training_queries`)."""
     labels, propensities = click_labels(X, labels, position, propensity)
-    names = {"labels": "y", "weights": "sample_weight", "init_scores": init_name}
+    names = {"labels": "y", "weights": "sample_weight", "init_scores": init_name,
+             "positions": "position"}
     data = GroupedData(labels, offsets, weights=sample_weight, positions=position,
-                       init_scores=init_scores, names={**names, "positions": "position"})
+                       init_scores=init_scores, names=names, **(inputs or {}))
     check_training_queries(labels, offsets, data.weights)
     return data, propensities
 

@@ -49,3 +49,21 @@ __all__ = ["OBJECTIVES", "Objective", "ObjectiveParams", "weighted_grad_hess", "
            "draw_noise", "check_shift", "MAX_SHIFT", "ESTIMATORS", "CONDITIONINGS",
            "SMOOTHINGS", "HESSIANS", "LambdaMART", "LambdaLoss", "Gumbel", "e_lambda_mart",
            "ApproxNDCG", "ListNet", "SmoothNDCG", "YetiRank"]
+
+
+def _register_every_module() -> None:
+    # A new objective is one module of this package: importing every module registers its
+    # classes (OBJECTIVES) and each registered class is exported here (and from the package),
+    # with no list to extend. The names above are also imported by name, for type checkers.
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    for name, cls in OBJECTIVES.items():
+        globals().setdefault(name, cls)
+        if name not in __all__:
+            __all__.append(name)
+
+
+_register_every_module()

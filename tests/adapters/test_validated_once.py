@@ -10,6 +10,7 @@ adapter and once or twice in the objective, and the weights three times.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections import Counter
 
@@ -20,6 +21,7 @@ import xgboost as xgb
 
 from stochrank_objectives import (LambdaMART, StochasticCatBoostRanker, StochasticLGBMRanker,
                                   StochasticRank, StochasticXGBRanker, YetiRank, groups)
+from stochrank_objectives.adapters import _ranker_inputs
 from stochrank_objectives.adapters.lightgbm import LGBMObjective
 from stochrank_objectives.adapters.xgboost import DEFAULT_PARAMS, XGBObjective
 from stochrank_objectives.sglb import SGLB
@@ -152,3 +154,52 @@ def test_the_rankers_positions_reach_the_objective(cls):
     assert len(_SeesPositions.seen) >= 3
     for seen in _SeesPositions.seen:
         assert seen is not None and np.array_equal(seen, position)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _WithDwell(groups.GroupedData):
+    """GroupedData with one more per-document input, as a new field of it would be."""
+
+    dwell: np.ndarray | None = None
+
+
+class _SeesDwell(LambdaMART):
+    seen: list = []
+
+    def _grad_hess(self, scores, data, iteration):
+        type(self).seen.append(getattr(data, "dwell", None))
+        return super()._grad_hess(scores, data, iteration)
+
+
+@pytest.mark.parametrize("cls", [StochasticLGBMRanker, StochasticXGBRanker,
+                                 StochasticCatBoostRanker])
+def test_a_new_grouped_data_field_is_a_fit_argument_that_reaches_the_objective(cls,
+                                                                               monkeypatch):
+    # a new per-document input = a GroupedData field + the objective that reads it: no
+    # ranker, adapter or objective-protocol code changes (here the field is added by a
+    # subclass standing in for GroupedData where the rankers build their training data)
+    monkeypatch.setattr(_ranker_inputs, "GroupedData", _WithDwell)
+    X, y, qid, _, _ = _data()
+    dwell = np.linspace(0.0, 1.0, y.size)
+    extra = {"verbose": -1, "min_child_samples": 1} if cls is StochasticLGBMRanker else (
+        {"verbose": False} if cls is StochasticCatBoostRanker else {})
+    _SeesDwell.seen = []
+    cls(objective=_SeesDwell(top=5), n_estimators=3, **extra).fit(X, y, qid=qid, dwell=dwell)
+    assert len(_SeesDwell.seen) >= 3
+    for seen in _SeesDwell.seen:
+        assert np.array_equal(seen, dwell)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dwel'.*dwell"):
+        cls(objective=_SeesDwell(top=5), n_estimators=1, **extra).fit(X, y, qid=qid,
+                                                                      dwel=dwell)
+    native = {StochasticLGBMRanker: "lambdarank", StochasticXGBRanker: "rank:ndcg",
+              StochasticCatBoostRanker: "YetiRank"}[cls]
+    with pytest.raises(ValueError, match="dwell= is read by the package's objectives"):
+        cls(objective=native, n_estimators=1, **extra).fit(X, y, qid=qid, dwell=dwell)
+
+
+@pytest.mark.parametrize("cls", [StochasticLGBMRanker, StochasticXGBRanker,
+                                 StochasticCatBoostRanker])
+def test_an_unknown_fit_argument_is_refused_as_python_does(cls):
+    X, y, qid, _, _ = _data()
+    with pytest.raises(TypeError, match=r"fit\(\) got an unexpected keyword argument 'qids'"):
+        cls(n_estimators=1).fit(X, y, qids=qid)

@@ -20,11 +20,12 @@ from .._ranker_inputs import (
     as_matrix,
     check_eval_queries,
     check_feature_values,
-    check_training_queries,
-    click_labels,
     column_names,
+    document_inputs,
+    grouped_training_data,
     per_eval_set,
     query_offsets,
+    refuse_inputs_without_package_objective,
 )
 from .._ranker_settings import RANKER_CONSTRAINTS, FitSettings, default_objective
 from ._fit import detached, fit_per_tree, fit_pointer, with_objective_metric
@@ -219,7 +220,8 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
             snapshot_interval: Any = None, init_model: Any = None, callbacks: Any = None,
             log_cout: Any = None, log_cerr: Any = None, *, qid: Any = None, group: Any = None,
             position: Any = None, propensity: Any = None, eval_sample_weight: Any = None,
-            eval_init_score: Any = None, init_score: Any = None) -> StochasticCatBoostRanker:
+            eval_init_score: Any = None, init_score: Any = None,
+            **inputs: Any) -> StochasticCatBoostRanker:
         """``CatBoostRanker.fit`` with the package's objective (or CatBoost's loss string).
 
         Example::
@@ -265,7 +267,8 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
                       init_model=init_model, callbacks=callbacks, log_cout=log_cout,
                       log_cerr=log_cerr)
         extras = dict(qid=qid, group=group, position=position, propensity=propensity,
-                      eval_sample_weight=eval_sample_weight, eval_init_score=eval_init_score)
+                      eval_sample_weight=eval_sample_weight, eval_init_score=eval_init_score,
+                      inputs=document_inputs(inputs, type(self).__name__))
         with self._fit_guard():
             if objective is None:
                 self._fit_native(native, extras)
@@ -306,6 +309,7 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
             if extras[name] is not None:
                 raise ValueError(f"{name}= works with the package's objectives; with the "
                                  f"CatBoost loss {loss!r} put it into the Pools yourself")
+        refuse_inputs_without_package_objective(extras["inputs"], False, loss)
         X = native["X"]
         if extras["qid"] is not None or extras["group"] is not None:
             if native["group_id"] is not None:
@@ -367,13 +371,10 @@ class StochasticCatBoostRanker(StochasticRankerBase, CatBoostRanker, BaseEstimat
         callbacks = _checked_callbacks(self._deprecated_callbacks(native["callbacks"]))
         init_model = _checked_init_model(native["init_model"], features.shape[1]
                                          if hasattr(features, "shape") else None)
-        labels, propensities = click_labels(features, labels, extras["position"],
-                                            extras["propensity"])
-        train = GroupedData(labels, offsets, weights=weights, positions=extras["position"],
-                            init_scores=init_scores,
-                            names={"labels": "y", "weights": "sample_weight",
-                                   "init_scores": "baseline", "positions": "position"})
-        check_training_queries(labels, offsets, train.weights)
+        train, propensities = grouped_training_data(
+            features, labels, offsets, extras["position"], extras["propensity"], weights,
+            init_scores, "baseline", extras["inputs"])
+        labels = train.labels
         self._check_training_queries(objective, offsets)
         evals = _eval_data(native["eval_set"], extras, features, cat_features, pool_names,
                            settings.early_stopping_rounds is not None)

@@ -26,7 +26,9 @@ from .._ranker_inputs import (
     check_feature_values,
     column_names,
     per_eval_set,
+    document_inputs,
     query_offsets,
+    refuse_inputs_without_package_objective,
     training_data,
 )
 from .._ranker_settings import default_objective
@@ -323,7 +325,8 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
             eval_names=None, eval_sample_weight=None, eval_init_score=None, eval_group=None,
             eval_metric=None, eval_at=(1, 2, 3, 4, 5), feature_name="auto",
             categorical_feature="auto", callbacks=None, init_model=None, *, eval_X=None,
-            eval_y=None, qid=None, position=None, propensity=None) -> StochasticLGBMRanker:
+            eval_y=None, qid=None, position=None, propensity=None,
+            **inputs) -> StochasticLGBMRanker:
         """``LGBMRanker.fit``, with the package's additions.
 
         Example::
@@ -350,6 +353,9 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
             by regression-EM from the same clicks (or a
             :class:`~stochrank_objectives.clicks.RegressionEM` of its settings). Fitted:
             ``propensities_``.
+          **inputs: any other per-document input of the package's objectives, by its
+            :class:`~stochrank_objectives.groups.GroupedData` field name (none beyond the
+            above today); an unknown name is a ``TypeError``.
 
         Refused with the argument and the fix (LightGBM would train on them silently): no
         query of two documents, negative labels, weights that vary inside a query or are all
@@ -360,8 +366,10 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
         X, n_rows, n_cols = as_matrix(X, "X")
         categorical = category_columns(X)
         check_feature_values(X, "X", categorical, self._categories_how)
+        inputs = document_inputs(inputs, type(self).__name__)
         train, propensities = training_data(X, y, n_rows, qid, group, position, propensity,
-                                           sample_weight, init_score, "init_score")
+                                           sample_weight, init_score, "init_score",
+                                           inputs=inputs)
         evals, eval_X, eval_y, eval_group, eval_sample_weight, eval_names = self._eval_sets(
             eval_set, eval_X, eval_y, eval_group, eval_sample_weight, eval_names, n_cols,
             categorical)
@@ -369,6 +377,7 @@ class StochasticLGBMRanker(StochasticRankerBase, lgb.LGBMRanker):
             eval_set = None
         self._check_init_model(init_model, init_score, eval_init_score)
         adapter, user_callbacks, metrics = self._package_settings(eval_metric, callbacks)
+        refuse_inputs_without_package_objective(inputs, adapter is not None, self.objective)
         if adapter is not None:
             self._check_training_queries(adapter.objective, train.query_offsets)
             adapter.bind(train)  # its positions and any per-document input reach the objective

@@ -29,8 +29,10 @@ from .._ranker_inputs import (
     category_columns,
     check_eval_queries,
     check_feature_values,
+    document_inputs,
     per_eval_set,
     query_offsets,
+    refuse_inputs_without_package_objective,
     training_data,
 )
 from .._ranker_settings import default_objective
@@ -352,7 +354,10 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
             a :class:`~stochrank_objectives.clicks.RegressionEM`.
           ``**old_names``: the previous ranker's names, with a ``DeprecationWarning``:
             ``init_score``, ``eval_init_score``, ``init_model``, ``eval_sample_weight``,
-            ``callbacks`` (XGBoost's are the constructor's ``callbacks=``).
+            ``callbacks`` (XGBoost's are the constructor's ``callbacks=``); any other name is
+            a per-document input of the package's objectives, by its
+            :class:`~stochrank_objectives.groups.GroupedData` field name (none beyond
+            ``position`` today), else a ``TypeError``.
 
         Returns:
           ``self``.
@@ -364,11 +369,10 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
             warnings.warn("fit(callbacks=) is deprecated: XGBRanker takes callbacks in its "
                           "constructor, StochasticXGBRanker(..., callbacks=[...]) or "
                           "set_params(callbacks=[...])", DeprecationWarning, stacklevel=2)
+        inputs = document_inputs({name: old_names.pop(name) for name in list(old_names)
+                                  if name not in _OLD_FIT_NAMES}, type(self).__name__)
         for name, value in old_names.items():
-            twin = _OLD_FIT_NAMES.get(name)
-            if twin is None:
-                raise TypeError(f"{type(self).__name__}.fit() got an unexpected keyword "
-                                f"argument {name!r}")
+            twin = _OLD_FIT_NAMES[name]
             if value is None:
                 continue
             if native[twin] is not None:
@@ -385,7 +389,8 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
             self._fit(X, y, group=group, qid=qid, sample_weight=sample_weight,
                       eval_set=eval_set, eval_group=eval_group, eval_qid=eval_qid,
                       verbose=verbose, feature_weights=feature_weights, position=position,
-                      propensity=propensity, fit_callbacks=fit_callbacks, **native)
+                      propensity=propensity, fit_callbacks=fit_callbacks, inputs=inputs,
+                      **native)
         return self
 
     def _forget_fit(self) -> None:
@@ -393,7 +398,7 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
             self.__dict__.pop(name, None)
 
     def _fit(self, X, y, *, group, qid, sample_weight, eval_set, eval_group, eval_qid, verbose,
-             feature_weights, position, propensity, fit_callbacks, base_margin,
+             feature_weights, position, propensity, fit_callbacks, inputs, base_margin,
              base_margin_eval_set, xgb_model, sample_weight_eval_set) -> None:
         if isinstance(xgb_model, xgb.XGBModel):  # before this fit forgets a model (itself)
             xgb_model = xgb_model.get_booster()
@@ -410,8 +415,10 @@ class StochasticXGBRanker(StochasticRankerBase, xgb.XGBRanker):
         n_cols = X.shape[1]
         categorical = category_columns(X) if self.enable_categorical else frozenset()
         check_feature_values(X, "X", categorical, _CATEGORIES_HOW)
+        refuse_inputs_without_package_objective(inputs, package, self.objective)
         train, propensities = training_data(X, y, n_rows, qid, group, position, propensity,
-                                           sample_weight, base_margin, "base_margin")
+                                           sample_weight, base_margin, "base_margin",
+                                           inputs=inputs)
         evals = self._eval_sets(eval_set, eval_group, eval_qid, sample_weight_eval_set,
                                 base_margin_eval_set, n_cols, categorical)
 
