@@ -54,7 +54,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .groups import validate_grouped
 from .kernels.common import dcg_discounts, inverse_ideal_dcg
 from .kernels.metrics import ideal_values
 from .metric_table import (CASCADE_METRICS, COUNTING_METRICS, METRICS, MetricRow,
@@ -62,8 +61,7 @@ from .metric_table import (CASCADE_METRICS, COUNTING_METRICS, METRICS, MetricRow
 from .validation import check_float, check_int
 
 __all__ = ["MetricSpec", "KernelArgs", "METRICS", "CASCADE_METRICS", "COUNTING_METRICS", "GAINS",
-           "canonical_metric", "ndcg_gains", "inverse_full_idcg", "ndcg_inputs",
-           "ndcg_constants"]
+           "canonical_metric", "ndcg_gains", "inverse_full_idcg", "ndcg_constants"]
 
 GAINS = ("exp2", "linear")
 
@@ -257,24 +255,6 @@ def inverse_full_idcg(gains, query_offsets):
     max_n = int(sizes.max()) if sizes.size else 0
     disc = dcg_discounts(max_n, max_n)
     return inverse_ideal_dcg(gains, gains, query_offsets, disc, max_n)
-
-
-def ndcg_inputs(scores, labels, query_offsets, gain, iteration=0):
-    """Validated grouped arrays with their NDCG gains and inverse ideal DCGs (whole lists).
-
-    Example: ``scores, labels, offs, gains, inv_idcg = ndcg_inputs(s, y, [0, 3], "exp2")``.
-
-    Args:
-      scores, labels, query_offsets: grouped data (validated here).
-      gain: ``"exp2"`` or ``"linear"``.
-      iteration: the boosting iteration (checked: an integer >= 0; the gains ignore it).
-
-    Returns:
-      ``(scores, labels, offsets, gains, inverse_idcg)``, float64 / int64 arrays.
-    """
-    check_int(iteration, "iteration", 0)
-    scores, labels, offs = validate_grouped(scores, labels, query_offsets)
-    return (scores, labels, offs, *ndcg_constants(labels, offs, gain))
 
 
 def ndcg_constants(labels, query_offsets, gain):

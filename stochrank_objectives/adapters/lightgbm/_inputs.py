@@ -36,15 +36,16 @@ def grouped(labels, sizes, n_preds: int, where: str):
 
 
 def call_arguments(who, first, second, weight, group):
-    """``(preds, labels, sizes, weight)`` from either call form of a LightGBM callable:
-    ``lgb.train``'s ``(preds, dataset)`` or the scikit-learn API's ``(y_true, y_pred, weight,
-    group)``."""
+    """``(preds, labels, sizes, weight, container)`` from either call form of a LightGBM
+    callable: ``lgb.train``'s ``(preds, dataset)`` or the scikit-learn API's ``(y_true, y_pred,
+    weight, group)``. ``container`` is what the validated data is kept by: the Dataset, or the
+    label array LightGBM passes (the same object every round)."""
     if weight is MISSING and group is MISSING:
         preds, data = first, second
         if not isinstance(data, lgb.Dataset):
             raise TypeError(f"called with two arguments, {who} expects "
                             f"(preds, lightgbm.Dataset), got a {type(data).__name__}")
-        return preds, data.get_label(), data.get_group(), data.get_weight()
+        return preds, data.get_label(), data.get_group(), data.get_weight(), data
     return (second, first, None if group is MISSING else group,
-            None if weight is MISSING else weight)
+            None if weight is MISSING else weight, first)
 

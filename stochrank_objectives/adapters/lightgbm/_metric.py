@@ -30,10 +30,8 @@ class LGBMMetric(BoosterMetric):
     """
 
     def __call__(self, preds_or_y_true, eval_data_or_y_pred, weight=MISSING, group=MISSING):
-        preds, labels, sizes, weight = call_arguments(
+        preds, labels, sizes, weight, container = call_arguments(
             "LGBMMetric", preds_or_y_true, eval_data_or_y_pred, weight, group)
-        container = (eval_data_or_y_pred if weight is MISSING and group is MISSING
-                     else preds_or_y_true)  # the Dataset, or the label array LightGBM passes
         preds = as_scores(preds)
 
         def build():

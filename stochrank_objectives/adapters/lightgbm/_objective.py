@@ -86,10 +86,8 @@ class LGBMObjective(BoosterObjective):
 
     # -- the objective -----------------------------------------------------------------------
     def __call__(self, preds_or_y_true, train_data_or_y_pred, weight=MISSING, group=MISSING):
-        preds, labels, sizes, weight = call_arguments(
+        preds, labels, sizes, weight, container = call_arguments(
             "LGBMObjective", preds_or_y_true, train_data_or_y_pred, weight, group)
-        container = (train_data_or_y_pred if weight is MISSING and group is MISSING
-                     else preds_or_y_true)  # the Dataset, or the label array LightGBM passes
         return self._grad_hess(preds, container, labels, sizes, weight)
 
     def _grad_hess(self, preds, container, labels, sizes, weight):
