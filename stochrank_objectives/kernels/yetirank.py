@@ -10,7 +10,9 @@ One concern per function:
   :func:`needed_positions`, by :func:`top_order`);
 * :func:`permutation_pairs` -- the weighted pairs ``(winner, loser, w)`` of one order
   (:func:`classic_pairs` for YetiRank, :func:`yetiloss_pairs` for the metric modes);
-* :func:`top_pairs_and_mass`, :func:`mass_derivatives` -- DCG/NDCG with every later partner
+* :func:`noisy_top_order` -- the same order's first positions alone, for logistic noise and a
+  short prefix, without a logarithm per document (:func:`logistic_top_order`);
+* :func:`top_derivatives`, :func:`mass_derivatives` -- DCG/NDCG with every later partner
   (``num_neighbors = -1``) of a list longer than ``top``: the pairs inside the top per order,
   and those with the documents below it summed over the orders first (their discount is 0);
 * :func:`add_pair_derivatives` -- the gradient and diagonal hessian of
@@ -109,6 +111,200 @@ def noisy_order(s, noise, noise_power, stream, length, buf, work):
     for i in range(n):
         buf[i] = -buf[i]
     return np.argsort(buf, kind="mergesort")  # ascending -z: descending z, ties in input order
+
+
+#: :func:`logistic_top_order`'s relative margin below its proxy threshold; the proxy's rounding
+#: is below 1e-10 on the log scale while every score is within ``PROXY_MAX_SCORE`` of 0
+PROXY_MARGIN = 1e-9
+PROXY_MAX_SCORE = 1e5
+#: the smallest proxy threshold it trusts: below it the proxies of other documents may
+#: have underflowed
+PROXY_MIN_KEY = 1e-280
+#: :func:`logistic_top_order` serves prefixes of at most ``1 / PROXY_SHARE`` of the list, and
+#: takes at most ``PROXY_SHARE`` times the prefix as candidates from a guessed bound
+PROXY_SHARE = 8
+#: the counts :func:`proxy_bound` tries before it falls back to a heap
+PROXY_STEPS = 16
+#: the next order's guessed bound: the last order's ``length``-th proxy times this (its ``z``
+#: lower by ``log 2``: the ``length``-th noisy score varies by less between permutations)
+PROXY_GUESS = 0.5
+
+
+@njit(cache=True, inline="always")
+def _sift_down_min(heap, pos, size):
+    """Restore the min-heap ``heap[:size]`` of floats below ``pos``."""
+    value = heap[pos]
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[child] < value:
+            heap[pos] = heap[child]
+            pos = child
+        else:
+            break
+    heap[pos] = value
+
+
+@njit(cache=True)
+def kth_largest_proxy(ratios, e, length, heap):
+    """The ``length``-th largest of ``ratios e`` (a min-heap in ``heap[:length]``)."""
+    for i in range(length):
+        heap[i] = ratios[i] * e[i]
+    for pos in range(length // 2 - 1, -1, -1):
+        _sift_down_min(heap, pos, length)
+    for i in range(length, ratios.shape[0]):
+        y = ratios[i] * e[i]
+        if y > heap[0]:
+            heap[0] = y
+            _sift_down_min(heap, 0, length)
+    return heap[0]
+
+
+@njit(cache=True, error_model="numpy")
+def count_at_least(ratios, e, bound):
+    """How many documents have ``ratios e >= bound`` (a vectorised count)."""
+    count = 0
+    for i in range(ratios.shape[0]):
+        count += 1 if ratios[i] * e[i] >= bound else 0
+    return count
+
+
+@njit(cache=True)
+def proxy_bound(ratios, e, length, guess):
+    """A bound that between ``length`` and ``PROXY_SHARE length`` proxies ``ratios e`` reach,
+    found from ``guess`` (``1``, the best noise-free proxy, where it is none) by halving or
+    doubling it, a vectorised count each time; 0 where ``PROXY_STEPS`` counts find none or it
+    falls below ``PROXY_MIN_KEY``."""
+    bound = guess if guess >= PROXY_MIN_KEY else 1.0
+    for _ in range(PROXY_STEPS):
+        reach = count_at_least(ratios, e, bound)
+        if reach < length:
+            bound *= 0.5
+            if not bound >= PROXY_MIN_KEY:
+                return 0.0
+        elif reach > PROXY_SHARE * length:
+            bound *= 2.0
+        else:
+            return bound
+    return 0.0
+
+
+@njit(cache=True)
+def proxy_candidates(ratios, e, bound, candidates):
+    """The documents with ``ratios e >= bound (1 - PROXY_MARGIN)`` into ``candidates``, in input
+    order, without a branch per document; returns their count and how many reach ``bound``."""
+    threshold = bound * (1.0 - PROXY_MARGIN)
+    count = 0
+    reach = 0
+    for i in range(ratios.shape[0]):
+        y = ratios[i] * e[i]
+        candidates[count] = i
+        count += 1 if y >= threshold else 0
+        reach += 1 if y >= bound else 0
+    return count, reach
+
+
+@njit(cache=True, inline="always")
+def _keep_best(keys, order, kept, length, value, doc):
+    """Insert ``doc`` by ``value`` into the descending ``keys[:kept]`` (``order`` alike), after
+    the values it does not exceed, keeping at most ``length``; returns the new ``kept`` and the
+    value that dropped out (``-inf`` when none did)."""
+    dropped = -np.inf
+    if kept == length:
+        if not keys[length - 1] < value:
+            return kept, value
+        dropped = keys[length - 1]
+        kept -= 1
+    p = kept
+    while p > 0 and keys[p - 1] < value:
+        keys[p] = keys[p - 1]
+        order[p] = order[p - 1]
+        p -= 1
+    keys[p] = value
+    order[p] = doc
+    return kept + 1, dropped
+
+
+@njit(cache=True)
+def proxy_order(ratios, e, length, candidates, count, work):
+    """The first ``length`` of ``candidates`` by their proxies ``y = ratios e``, descending;
+    empty unless every neighbour of the result, and the best candidate left out, lies more
+    than ``PROXY_MARGIN`` (relative) below the one before it: then their exact ``z`` keep the
+    same order, without ties (see :func:`logistic_top_order`)."""
+    keys = work.keys
+    order = work.order
+    kept = 0
+    out = -np.inf  # the best proxy left out
+    for j in range(count):
+        doc = candidates[j]
+        kept, dropped = _keep_best(keys, order, kept, length, ratios[doc] * e[doc], doc)
+        out = max(out, dropped)
+    factor = 1.0 - PROXY_MARGIN
+    for p in range(1, length):
+        if not keys[p] < keys[p - 1] * factor:
+            return order[:0]
+    if not out < keys[length - 1] * factor:
+        return order[:0]
+    return order[:length]
+
+
+@njit(cache=True)
+def exact_candidate_order(s, ratios, length, candidates, count, work):
+    """The first ``length`` of ``candidates`` by their exact ``z = log(ratios) + s``,
+    descending, ties in input order."""
+    keys = work.keys
+    order = work.order
+    kept = 0
+    for j in range(count):
+        doc = candidates[j]
+        kept, _ = _keep_best(keys, order, kept, length, math.log(ratios[doc]) + s[doc], doc)
+    return order[:length]
+
+
+@njit(cache=True)
+def logistic_top_order(s, e, ratios, length, guess, work):
+    """The first ``length`` positions of the stable descending order of ``z = log(ratios) + s``
+    (:func:`noisy_order`'s logistic ``z``, the same values) without a logarithm per document;
+    an empty array where it declines (the caller then orders all of ``z``).
+
+    ``e = exp(s - max(s))`` (:func:`exp_scores`) makes ``y = ratios e`` a proxy of ``exp(z -
+    max(s))``, monotone in ``z`` up to rounding. For a bound ``Y`` that at least ``length``
+    proxies reach -- ``guess`` where the count confirms it (the caller's estimate from the
+    previous order), else the ``length``-th largest proxy (:func:`kth_largest_proxy`) -- only
+    the documents with ``y >= Y (1 - PROXY_MARGIN)`` are candidates: every other document has
+    ``length`` documents whose ``z`` is larger by about the margin, far above the rounding of
+    either side while ``|s| <= PROXY_MAX_SCORE`` (the caller's condition), so it is not among
+    the first ``length``. The candidates are ordered by their proxies where those are that far
+    apart (:func:`proxy_order`), else by their exact ``z`` (:func:`exact_candidate_order`):
+    the result is exactly the stable sort's prefix. It declines when ``Y < PROXY_MIN_KEY``
+    (underflowed proxies could hide a document)."""
+    bound = proxy_bound(ratios, e, length, guess)
+    if bound == 0.0:
+        bound = kth_largest_proxy(ratios, e, length, work.keys)
+        if not bound >= PROXY_MIN_KEY:
+            return work.order[:0]
+    candidates = work.bucket
+    count, _ = proxy_candidates(ratios, e, bound, candidates)
+    order = proxy_order(ratios, e, length, candidates, count, work)
+    if order.shape[0] == length:
+        return order
+    return exact_candidate_order(s, ratios, length, candidates, count, work)
+
+
+@njit(cache=True)
+def noisy_top_order(s, e, stream, length, guess, buf, work):
+    """:func:`noisy_order` with logistic noise for a short prefix (``length``), by
+    :func:`logistic_top_order` where it applies (the caller checks the scores' range), else
+    by :func:`noisy_order`; the same order either way."""
+    seed, iteration, q, k = stream
+    fill_logistic_ratios(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
+    order = logistic_top_order(s, e, buf, length, guess, work)
+    if order.shape[0] == length:
+        return order
+    return noisy_order(s, NOISE_LOGISTIC, 1.0, stream, length, buf, work)
 
 
 @njit(cache=True)
@@ -254,6 +450,15 @@ def exp_scores(s, out):
 
 
 @njit(cache=True, inline="always")
+def max_abs(s):
+    """The largest ``|s_i|``."""
+    largest = 0.0
+    for i in range(s.shape[0]):
+        largest = max(largest, abs(s[i]))
+    return largest
+
+
+@njit(cache=True, inline="always")
 def _add_pair(s, e, winner, loser, w, grad, hess):
     """One pair of :func:`add_pair_derivatives`: its terms added to ``grad`` and ``hess`` (the
     callers add its loss term: returned from here, it made the every-partner pass 1.6x slower)."""
@@ -336,7 +541,7 @@ def classic_derivatives(order, labels, s, e, decay, grad, hess, with_loss):
 @njit(cache=True, inline="always")
 def below_top_shortcut(n, settings):
     """Whether DCG/NDCG pairs with every later partner (``num_neighbors = -1``) of a list
-    longer than ``top`` go through :func:`top_pairs_and_mass` and :func:`mass_derivatives`:
+    longer than ``top`` go through :func:`top_derivatives` and :func:`mass_derivatives`:
     below ``top`` every discount is 0, so a first document's pairs with all the documents
     below the top differ only in the partner's gain."""
     return ((settings.mode == MODE_DCG or settings.mode == MODE_NDCG)
@@ -344,10 +549,10 @@ def below_top_shortcut(n, settings):
 
 
 @njit(cache=True)
-def top_pairs_and_mass(order, labels, gains, discounts, inv_ideal_q, mass, winners, losers,
-                       weights):
+def top_derivatives(order, labels, gains, discounts, inv_ideal_q, mass, s, e, grad, hess,
+                    with_loss):
     """The pairs of one order of DCG/NDCG with every later partner, in two parts (``T`` =
-    ``len(order)``, the top of the order; ``D_K = 0`` below it):
+    ``len(order)``, the top of the order; ``D_K = 0`` below it), and their derivatives:
 
     * ``mass[a] += D_k`` for the document ``a`` at each top position ``k``: summed over the
       orders, the pair ``{a, b}`` then weighs ``|g_a - g_b| (mass_a + mass_b)`` times
@@ -355,37 +560,159 @@ def top_pairs_and_mass(order, labels, gains, discounts, inv_ideal_q, mass, winne
       of the two is in the top and the other below it (and counts 0 where both are below);
     * for two documents both in the top (``a`` at ``k`` above ``b`` at ``m``), where the masses
       count ``D_k + D_m`` instead of the pair's ``D_k - D_m``, the correction ``-2 |g_a - g_b|
-      D_m`` as a stored pair (a negative weight; the pair's total stays ``|g_a - g_b| (D_k -
-      D_m) >= 0``).
+      D_m`` (a negative weight; the pair's total stays ``|g_a - g_b| (D_k - D_m) >= 0``), added
+      to ``grad`` and ``hess`` as :func:`add_pair_derivatives` adds a stored pair, pairs in the
+      order ``(k, m)``.
 
-    Returns the number of pairs written."""
-    count = 0
-    for k in range(order.shape[0]):
+    Without storing the pairs and without a branch on the labels (as
+    :func:`classic_derivatives`): a pair of equal labels gets the weight 0, whose terms leave
+    ``grad`` and ``hess`` unchanged (they start at +0 and never hold -0), and the winner's sign
+    is chosen by value. The first document of a row keeps its running sums in registers (it is
+    in no later row). Returns the loss term when ``with_loss`` (else 0)."""
+    total = 0.0
+    length = order.shape[0]
+    for k in range(length):
         a = order[k]
         mass[a] += discounts[k]
-        for m in range(k + 1, order.shape[0]):
+        la = labels[a]
+        ga = gains[a]
+        ea = e[a]
+        grad_a = grad[a]
+        hess_a = hess[a]
+        for m in range(k + 1, length):
             b = order[m]
-            if labels[a] != labels[b]:
-                w = -2.0 * abs(gains[a] - gains[b]) * discounts[m] * inv_ideal_q
-                count = _emit(labels, a, b, w, count, winners, losers, weights)
-    return count
+            lb = labels[b]
+            w = -2.0 * abs(ga - gains[b]) * discounts[m] * inv_ideal_q
+            w = w if la != lb else 0.0
+            wins = la > lb  # a is the winner (when the labels differ)
+            denominator = ea + e[b]
+            if denominator > 1e-300:
+                rho = (e[b] if wins else ea) / denominator
+            else:  # both scores far below the query's best: exp underflows
+                rho = sigmoid(s[b] - s[a] if wins else s[a] - s[b])
+            step = w * rho
+            h = w * rho * (1.0 - rho)
+            grad_a += -step if wins else step
+            hess_a += h
+            grad[b] += step if wins else -step
+            hess[b] += h
+            if with_loss and la != lb:
+                total += w * softplus(s[b] - s[a] if wins else s[a] - s[b])
+        grad[a] = grad_a
+        hess[a] = hess_a
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def mass_row_terms(a, e, labels, gains, mass, inv_ideal_q, terms, curvatures, grad, hess):
+    """The pairs of document ``a`` (it has mass) in :func:`mass_derivatives`, by partner
+    ``b``: their terms added to the partners' ``grad[b]`` and ``hess[b]``, and kept for
+    ``a``'s own sums (:func:`add_row_sums`) -- ``terms[b]``, what the pair adds to ``grad[b]``
+    (``+t`` if ``a`` wins, ``-t`` if ``b`` does; ``grad[a]`` gets its negation),
+    ``curvatures[b]``, what it adds to both hessians, both 0 for a pair that is not ``a``'s
+    (equal labels, or visited from ``b``; ``+0`` leaves every value unchanged: they start at
+    +0 and never hold -0). The same operations as :func:`_add_pair` on the same values, chosen
+    by value instead of by a branch, so that the compiler vectorises the loop
+    (``error_model="numpy"``: no zero check on the division, whose divisor the caller has
+    checked: ``e_a + min(e) > 1e-300``)."""
+    la = labels[a]
+    ga = gains[a]
+    ma = mass[a]
+    ea = e[a]
+    for b in range(e.shape[0]):
+        lb = labels[b]
+        mb = mass[b]
+        own = lb != la and not (b < a and mb != 0.0)
+        w = abs(ga - gains[b]) * (ma + mb) * inv_ideal_q
+        wins = la > lb
+        rho = (e[b] if wins else ea) / (ea + e[b])
+        step = w * rho
+        h = w * rho * (1.0 - rho)
+        term = (step if wins else -step) if own else 0.0
+        curvature = h if own else 0.0
+        terms[b] = term
+        curvatures[b] = curvature
+        grad[b] += term
+        hess[b] += curvature
+
+
+#: rows of :func:`mass_derivatives` whose own sums run together: they are independent, so their
+#: additions overlap instead of waiting on each other
+MASS_ROWS = 4
+
+
+@njit(cache=True)
+def add_row_sums(rows, terms, curvatures, grad, hess):
+    """The documents ``rows[j]`` (ascending; ``-1`` pads a short block) get their own sums,
+    ``-terms[j, b]`` and ``curvatures[j, b]`` over ``b`` in order, after every row of the block
+    has added its terms to the partners (:func:`mass_row_terms`): the rows after ``j`` add
+    ``+0`` to ``rows[j]`` (their pair with it is visited from it), so each value gets the same
+    additions in the same order as pair by pair."""
+    g0 = g1 = g2 = g3 = 0.0
+    h0 = h1 = h2 = h3 = 0.0
+    if rows[0] >= 0:
+        g0, h0 = grad[rows[0]], hess[rows[0]]
+    if rows[1] >= 0:
+        g1, h1 = grad[rows[1]], hess[rows[1]]
+    if rows[2] >= 0:
+        g2, h2 = grad[rows[2]], hess[rows[2]]
+    if rows[3] >= 0:
+        g3, h3 = grad[rows[3]], hess[rows[3]]
+    for b in range(grad.shape[0]):  # four running sums apart: this loop is not vectorised
+        g0 -= terms[0, b]
+        g1 -= terms[1, b]
+        g2 -= terms[2, b]
+        g3 -= terms[3, b]
+        h0 += curvatures[0, b]
+        h1 += curvatures[1, b]
+        h2 += curvatures[2, b]
+        h3 += curvatures[3, b]
+    sums = ((g0, h0), (g1, h1), (g2, h2), (g3, h3))
+    for j in range(MASS_ROWS):
+        if rows[j] >= 0:
+            grad[rows[j]], hess[rows[j]] = sums[j]
 
 
 @njit(cache=True)
 def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_loss):
     """:func:`add_pair_derivatives` of the pairs ``{a, b}`` of documents of different labels of
     which at least one has mass, weight ``|g_a - g_b| (mass_a + mass_b) inv_ideal_q``: the
-    documents below the top of :func:`top_pairs_and_mass`, in one pass over the documents with
+    documents below the top of :func:`top_derivatives`, in one pass over the documents with
     mass instead of a pass per order. Each pair is visited once, from its first document with
     mass (at iteration 0 nearly every document reaches some order's top, so nearly every pair
-    has two). Returns the loss term when ``with_loss`` (else 0)."""
+    has two). Returns the loss term when ``with_loss`` (else 0).
+
+    Without the loss, each row of pairs is added to its partners by :func:`mass_row_terms` (a
+    vectorised loop) and, ``MASS_ROWS`` rows at a time, to its own document by
+    :func:`add_row_sums`: every ``grad`` and ``hess`` gets the same additions in the same order
+    as pair by pair."""
+    n = s.shape[0]
+    lowest = np.inf
+    for b in range(n):
+        lowest = min(lowest, e[b])
+    terms = np.zeros((MASS_ROWS, n))
+    curvatures = np.zeros((MASS_ROWS, n))
+    rows = np.full(MASS_ROWS, -1)
+    block = 0
     total = 0.0
-    for a in range(s.shape[0]):
+    for a in range(n):
         if mass[a] == 0.0:
             continue
+        if not with_loss and e[a] + lowest > 1e-300:
+            mass_row_terms(a, e, labels, gains, mass, inv_ideal_q, terms[block],
+                           curvatures[block], grad, hess)
+            rows[block] = a
+            block += 1
+            if block == MASS_ROWS:
+                add_row_sums(rows, terms, curvatures, grad, hess)
+                block = 0
+            continue
+        if block > 0:  # the rows before this one first
+            _flush_mass_rows(rows, block, terms, curvatures, grad, hess)
+            block = 0
         la = labels[a]
         ga = gains[a]
-        for b in range(s.shape[0]):
+        for b in range(n):
             lb = labels[b]
             if lb == la or (b < a and mass[b] != 0.0):   # equal labels, or visited from b
                 continue
@@ -394,7 +721,19 @@ def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_lo
             _add_pair(s, e, winner, loser, w, grad, hess)
             if with_loss:
                 total += w * softplus(s[loser] - s[winner])
+    if block > 0:
+        _flush_mass_rows(rows, block, terms, curvatures, grad, hess)
     return total
+
+
+@njit(cache=True, inline="always")
+def _flush_mass_rows(rows, block, terms, curvatures, grad, hess):
+    """:func:`add_row_sums` of the first ``block`` rows (the rest padded with zero rows)."""
+    for j in range(block, MASS_ROWS):
+        rows[j] = -1
+        terms[j, :] = 0.0
+        curvatures[j, :] = 0.0
+    add_row_sums(rows, terms, curvatures, grad, hess)
 
 
 @njit(cache=True, inline="always")
@@ -405,9 +744,10 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     iteration, q = stream
     n = s.shape[0]
     shortcut = below_top_shortcut(n, settings)
-    # with the shortcut only the top is ordered and stored as pairs; the rest goes by the masses
+    # with the shortcut only the top is ordered and paired; the rest goes by the masses
     length = settings.top if shortcut else needed_positions(n, settings)
-    size = 0 if settings.mode == MODE_CLASSIC else max_pairs(length, settings)  # pairs stored
+    # pairs stored (Classic and the shortcut add theirs as they go)
+    size = 0 if settings.mode == MODE_CLASSIC or shortcut else max_pairs(length, settings)
     winners = np.empty(size, dtype=np.int64)
     losers = np.empty(size, dtype=np.int64)
     weights = np.empty(size)
@@ -418,20 +758,29 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     mass = np.zeros(n if shortcut else 0)
     # without noise every permutation is the same order: one stands for all of them
     rounds = 1 if settings.noise == NOISE_NONE else settings.permutations
+    proxy = (settings.noise == NOISE_LOGISTIC and PROXY_SHARE * length <= n
+             and max_abs(s) <= PROXY_MAX_SCORE)
+    guess = 0.0  # the first order finds its bound
     total = 0.0
     for k in range(rounds):
-        order = noisy_order(s, settings.noise, settings.noise_power,
-                            (settings.seed, iteration, q, k), length, buf, work)
+        stream_k = (settings.seed, iteration, q, k)
+        if proxy:
+            order = noisy_top_order(s, e, stream_k, length, guess, buf, work)
+            # the next bound's guess (any value is safe: logistic_top_order checks it)
+            guess = PROXY_GUESS * buf[order[length - 1]] * e[order[length - 1]]
+        else:
+            order = noisy_order(s, settings.noise, settings.noise_power, stream_k, length, buf,
+                                work)
         if settings.mode == MODE_CLASSIC:
             total += classic_derivatives(order, labels, s, e, settings.decay, grad, hess,
                                          with_loss)
             continue
         if shortcut:
-            count = top_pairs_and_mass(order[:length], labels, gains, discounts, inv_ideal_q,
-                                       mass, winners, losers, weights)
-        else:
-            count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
-                                      winners, losers, weights)
+            total += top_derivatives(order[:length], labels, gains, discounts, inv_ideal_q,
+                                     mass, s, e, grad, hess, with_loss)
+            continue
+        count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
+                                  winners, losers, weights)
         total += add_pair_derivatives(s, e, winners, losers, weights, count, grad, hess,
                                        with_loss)
     if shortcut:
