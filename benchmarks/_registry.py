@@ -419,14 +419,15 @@ SPEED = [
            objective=lambda t, p, seed: YetiRank(seed=seed),
            counterpart={"catboost": lambda t, p: {"loss_function": "YetiRank"}},
            per_booster={"catboost": "YetiRank"}),
-    Method("yetiloss", "speed", "YetiLoss NDCG{at}", scripts=("training_speed",),
-           note="YetiRank(mode='NDCG', top={top}, num_neighbors=-1) (10 noisy permutations "
+    Method("yetiloss", "speed", "YetiLoss {metric}{at}", scripts=("scale", "training_speed"),
+           note="YetiRank(mode={metric!r}, top={top}, num_neighbors=-1) (10 noisy permutations "
                 "per query and call, every later partner, logistic noise, seed 0)",
-           objective=lambda t, p, seed: YetiRank(mode="NDCG", top=t.top, num_neighbors=-1,
+           settings={"tree_target": {"lightgbm": 1.2, "xgboost": 1.2, "catboost": 1.2}},
+           objective=lambda t, p, seed: YetiRank(mode=t.metric, top=t.top, num_neighbors=-1,
                                                  seed=seed),
            counterpart={"catboost": lambda t, p: {"loss_function": catboost_loss(
-               "YetiRank", mode="NDCG", top=t.top, num_neighbors=-1)}},
-           per_booster={"catboost": "YetiRank (YetiLoss NDCG)"}),
+               "YetiRank", mode=t.metric, top=t.top, num_neighbors=-1)}},
+           per_booster={"catboost": "YetiRank (YetiLoss)"}),
 ]
 
 

@@ -1,8 +1,10 @@
-"""StochasticRank (or YetiRank) against each booster's native LambdaMART at MSLR-WEB30K's scale.
+"""StochasticRank (or YetiRank, YetiLoss) against each booster's native LambdaMART at MSLR-WEB30K's
+scale.
 
     python -m benchmarks.scale [--docs 3770000] [--features 136] [--trees 100] [--threads 2]
                                [--boosters lightgbm xgboost catboost] [--rounds 1]
-                               [--objective stochasticrank|yetirank] [--metric NDCG@5|MRR]
+                               [--objective stochasticrank|yetirank|yetiloss]
+                               [--metric NDCG@5|MRR]
                                [--data-cache DIR] [--out benchmarks/results]
 
 Data: :func:`benchmarks._mslr.make_data` -- MSLR-shaped queries (log-normal sizes of
@@ -27,7 +29,9 @@ evaluation set:
   time of a LambdaMART tree does not depend on its metric's cutoff here).
   With ``--objective yetirank`` the package's ``YetiRank()`` (Classic, its defaults: 10 noisy
   permutations per query and call, seed 0) in place of StochasticRank, through the same
-  rankers and timer; the rows say YetiRank, the kind stays ``sr`` in the JSON (as do the
+  rankers and timer; with ``--objective yetiloss`` YetiLoss with every later partner for the
+  metric (``YetiRank(mode="NDCG", top=5, num_neighbors=-1)``, with ``--metric MRR``
+  ``YetiRank(mode="MRR", num_neighbors=-1)``, the objectives page's recommendation for MRR); the rows say YetiRank, the kind stays ``sr`` in the JSON (as do the
   summaries' ``sr_*`` keys: the package's objective, named by the JSON's ``objective``).
 * ``python_floor`` (CatBoost only): ``CatBoost`` with :class:`NumpyRMSE`, RMSE derivatives
   computed in NumPy -- what CatBoost's own Python-objective interface costs per tree, with
@@ -354,9 +358,9 @@ def _median(values):
 
 
 def summarise(runs: list[dict], boosters, x_bytes: int, emit,
-              objective: str = "stochasticrank") -> list[dict]:
+              objective: str = "stochasticrank", metric: str = f"NDCG@{TOP}") -> list[dict]:
     """The table and the target lines; returns one summary per booster."""
-    ours = METHODS[objective].label
+    ours = objective_label(objective, metric)
     emit("| booster | variant | s/tree (IQR) | CPU s/tree | in adapter / grad_hess s/tree | "
          "load s | fit s | peak RSS GiB (x features) | RSS after imports / data GiB |")
     emit("|---|---|---|---|---|---|---|---|---|")
@@ -477,7 +481,8 @@ def parse_args(argv):
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--objective", choices=OBJECTIVES, default="stochasticrank",
                         help="the package's objective against the natives: StochasticRank "
-                             "(default) or YetiRank() (Classic)")
+                             "(default), YetiRank() (Classic) or YetiLoss for --metric with "
+                             "every later partner")
     parser.add_argument("--metric", choices=(f"NDCG@{TOP}", "MRR"), default=f"NDCG@{TOP}",
                         help="the sr configurations' metric (the natives stay at NDCG@5)")
     parser.add_argument("--name", default=None,
@@ -501,11 +506,19 @@ def parse_args(argv):
     return args
 
 
+def objective_label(objective: str, metric: str = f"NDCG@{TOP}") -> str:
+    """The rows' name of the package's objective (YetiLoss names its metric)."""
+    target = sr_target(metric)
+    return METHODS[objective].label.format(metric=target.metric,
+                                           at=f"@{target.top}" if target.top else "")
+
+
 def describe_objective(objective: str, metric: str = f"NDCG@{TOP}") -> str:
     """The header's sentence naming the package's objective of the ``sr`` rows."""
     method = METHODS[objective]
     target = sr_target(metric)
-    return (f"{method.label} = {method.note.format(metric=target.metric, top=target.top)} "
+    return (f"{objective_label(objective, metric)} = "
+            f"{method.note.format(metric=target.metric, top=target.top)} "
             "through the package's rankers")
 
 
@@ -523,7 +536,8 @@ def write_report(args, meta, runs, generated, loads=None) -> None:
     x_bytes = meta["x_bytes"]
     mix = "/".join(f"{p:.0%}" for p in meta["grade_mix"])
     method = METHODS[args.objective]
-    title = "scale" if method.stochastic_rank else f"scale ({method.label})"
+    title = ("scale" if method.stochastic_rank
+             else f"scale ({objective_label(args.objective, args.metric)})")
     emit(f"# {title}: {meta['rows']:,} documents x {meta['features']} float32 features "
          f"({x_bytes / GIB:.2f} GiB), {meta['queries']:,} queries (mean {meta['mean_query']:.1f}"
          f", max {meta['max_query']}), grades 0-4 {mix}")
@@ -553,7 +567,7 @@ def write_report(args, meta, runs, generated, loads=None) -> None:
     emit("")
     complete = [b for b in args.boosters
                 if {r["kind"] for r in runs if r["booster"] == b} >= {"native", "sr"}]
-    summaries = summarise(runs, complete, x_bytes, emit, args.objective)
+    summaries = summarise(runs, complete, x_bytes, emit, args.objective, args.metric)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.md").write_text("\n".join(lines).rstrip() + "\n")
     (args.out / f"{args.name}.json").write_text(json.dumps(

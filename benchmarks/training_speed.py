@@ -4,6 +4,7 @@
                                         [--threads 1 2] [--metric NDCG] [--top 10]
                                         [--objective stochasticrank|yetirank|yetiloss]
                                         [--omp-wait-policy passive] [--out benchmarks/results]
+                                        [--suffix _200k]
 
 Data: generated MSLR-shaped queries (query sizes log-normal with mean ~120, as in
 :mod:`benchmarks.kernel_speed`), ``--features`` Gaussian features (float32), labels 0-4 cut from
@@ -107,7 +108,8 @@ def sr_objective(args):
 
 def short_name(args) -> str:
     """The objective's name in row labels and ratio lines."""
-    return METHODS[args.objective].label.format(at=f"@{args.top}" if args.top else "")
+    return METHODS[args.objective].label.format(metric=args.metric,
+                                                at=f"@{args.top}" if args.top else "")
 
 
 def describe_objective(args) -> str:
@@ -401,6 +403,8 @@ def main(argv=None):
                         help="OMP_WAIT_POLICY for LightGBM, XGBoost and numba's omp layer "
                              "('default' leaves the environment alone)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--suffix", default="",
+                        help="appended to the output files' stem, e.g. _200k for a second size")
     args = parser.parse_args(argv)
     if args.iterations - 1 - args.warmup < 5:
         parser.error("need at least 5 timed iterations: raise --iterations or lower --warmup")
@@ -422,6 +426,7 @@ def main(argv=None):
     suffix = "" if sr else f"_{args.objective}"
     if sr and args.metric.upper() != DEFAULT_METRIC:   # the default's files stay as they are
         suffix += f"_{args.metric.lower()}"
+    suffix += args.suffix
     lines = []
 
     def emit(line=""):
