@@ -298,7 +298,8 @@ def logistic_top_order(s, e, ratios, length, guess, work):
 def noisy_top_order(s, e, stream, length, guess, buf, work):
     """:func:`noisy_order` with logistic noise for a short prefix (``length``), by
     :func:`logistic_top_order` where it applies (the caller checks the scores' range), else
-    by :func:`noisy_order`; the same order either way."""
+    by :func:`noisy_order` (which may return the whole order, and leaves ``z`` in ``buf``):
+    the same first ``length`` positions either way."""
     seed, iteration, q, k = stream
     fill_logistic_ratios(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
     order = logistic_top_order(s, e, buf, length, guess, work)
