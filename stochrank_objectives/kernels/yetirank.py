@@ -778,7 +778,7 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
             continue
         if shortcut:
             total += top_derivatives(order[:length], labels, gains, discounts, inv_ideal_q,
-                                     mass, s, e, grad, hess, with_loss)
+                                     mass, s, e, grad, hess, with_loss=with_loss)
             continue
         count = permutation_pairs(order, labels, gains, discounts, inv_ideal_q, settings,
                                   winners, losers, weights)

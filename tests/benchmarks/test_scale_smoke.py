@@ -85,8 +85,11 @@ def test_scale_names_outputs_after_the_objective():
     assert scale.parse_args(["--metric", "MRR"]).name == "scale_mrr"
     assert scale.parse_args(["--objective", "yetirank"]).name == "scale_yetirank"
     assert scale.parse_args(["--objective", "yetirank", "--name", "x"]).name == "x"
+    assert scale.parse_args(["--objective", "yetiloss"]).name == "scale_yetiloss"
+    assert scale.parse_args(["--objective", "yetiloss", "--metric", "MRR"]).name == \
+        "scale_yetiloss_mrr"
     with pytest.raises(SystemExit):
-        scale.parse_args(["--objective", "yetiloss"])
+        scale.parse_args(["--objective", "softrank"])
 
 
 def test_scale_refuses_too_few_trees():
