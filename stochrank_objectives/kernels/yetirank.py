@@ -195,16 +195,13 @@ def proxy_bound(ratios, e, length, guess):
 @njit(cache=True)
 def proxy_candidates(ratios, e, bound, candidates):
     """The documents with ``ratios e >= bound (1 - PROXY_MARGIN)`` into ``candidates``, in input
-    order, without a branch per document; returns their count and how many reach ``bound``."""
+    order, without a branch per document; returns their count."""
     threshold = bound * (1.0 - PROXY_MARGIN)
     count = 0
-    reach = 0
     for i in range(ratios.shape[0]):
-        y = ratios[i] * e[i]
         candidates[count] = i
-        count += 1 if y >= threshold else 0
-        reach += 1 if y >= bound else 0
-    return count, reach
+        count += 1 if ratios[i] * e[i] >= threshold else 0
+    return count
 
 
 @njit(cache=True, inline="always")
@@ -287,7 +284,7 @@ def logistic_top_order(s, e, ratios, length, guess, work):
         if not bound >= PROXY_MIN_KEY:
             return work.order[:0]
     candidates = work.bucket
-    count, _ = proxy_candidates(ratios, e, bound, candidates)
+    count = proxy_candidates(ratios, e, bound, candidates)
     order = proxy_order(ratios, e, length, candidates, count, work)
     if order.shape[0] == length:
         return order
