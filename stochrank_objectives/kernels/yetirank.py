@@ -293,16 +293,13 @@ def logistic_top_order(s, e, ratios, length, guess, work):
 
 @njit(cache=True)
 def noisy_top_order(s, e, stream, length, guess, buf, work):
-    """:func:`noisy_order` with logistic noise for a short prefix (``length``), by
-    :func:`logistic_top_order` where it applies (the caller checks the scores' range), else
-    by :func:`noisy_order` (which may return the whole order, and leaves ``z`` in ``buf``):
-    the same first ``length`` positions either way."""
+    """:func:`noisy_order`'s first ``length`` positions with logistic noise, by
+    :func:`logistic_top_order` (the caller checks the scores' range); an empty array where
+    that declines, and the caller then takes :func:`noisy_order` (the same positions; calling
+    it from here would compile it a second time)."""
     seed, iteration, q, k = stream
     fill_logistic_ratios(stream_key(seed, iteration, q, uint64(k) + LOGISTIC_SALT), buf)
-    order = logistic_top_order(s, e, buf, length, guess, work)
-    if order.shape[0] == length:
-        return order
-    return noisy_order(s, NOISE_LOGISTIC, 1.0, stream, length, buf, work)
+    return logistic_top_order(s, e, buf, length, guess, work)
 
 
 @njit(cache=True)
@@ -762,8 +759,9 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     total = 0.0
     for k in range(rounds):
         stream_k = (settings.seed, iteration, q, k)
-        if proxy:
-            order = noisy_top_order(s, e, stream_k, length, guess, buf, work)
+        order = (noisy_top_order(s, e, stream_k, length, guess, buf, work) if proxy
+                 else work.order[:0])
+        if order.shape[0] > 0:
             # the next bound's guess (any value is safe: logistic_top_order checks it)
             guess = PROXY_GUESS * buf[order[length - 1]] * e[order[length - 1]]
         else:
