@@ -1,7 +1,8 @@
 """Stable descending orders of float arrays (ties in input order) for the YetiRank kernels:
 :func:`top_order` (the first ``m`` positions, by a heap) and :func:`bucket_order` /
 :func:`bucket_order_in_range` (the full order, by a bucket sort into a reusable
-:class:`SortWorkspace`).
+:class:`SortWorkspace`); and :func:`sift_down_min`, the min-heap of floats that the CCS
+kernels' top-m selection shares.
 """
 
 from typing import NamedTuple
@@ -33,6 +34,29 @@ def _sift_down(z, heap, pos, size):
         else:
             break
     heap[pos] = doc
+
+
+@njit(cache=True, inline="always")
+def sift_down_min(keys, docs, pos, size):
+    """Restore the min-heap ``keys[:size]`` of floats (their documents in ``docs``, moved
+    alike) below ``pos``: the heap of the best ``m`` values so far, in the CCS kernels' top-m
+    selection and YetiLoss's proxy bound."""
+    key = keys[pos]
+    doc = docs[pos]
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and keys[child + 1] < keys[child]:
+            child += 1
+        if keys[child] < key:
+            keys[pos] = keys[child]
+            docs[pos] = docs[child]
+            pos = child
+        else:
+            break
+    keys[pos] = key
+    docs[pos] = doc
 
 
 @njit(cache=True)

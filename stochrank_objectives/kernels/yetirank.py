@@ -33,7 +33,7 @@ from numba import njit, prange, uint64
 from .common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
 from .rng import LOGISTIC_SALT, fill_logistic_ratios, fill_standard_normal, stream_key
 from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order,  # noqa: F401
-                           bucket_order_in_range, sort_workspace, top_order)
+                           bucket_order_in_range, sift_down_min, sort_workspace, top_order)
 
 MODE_CLASSIC = 0
 MODE_DCG = 1
@@ -130,36 +130,23 @@ PROXY_STEPS = 16
 PROXY_GUESS = 0.5
 
 
-@njit(cache=True, inline="always")
-def _sift_down_min(heap, pos, size):
-    """Restore the min-heap ``heap[:size]`` of floats below ``pos``."""
-    value = heap[pos]
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            break
-        if child + 1 < size and heap[child + 1] < heap[child]:
-            child += 1
-        if heap[child] < value:
-            heap[pos] = heap[child]
-            pos = child
-        else:
-            break
-    heap[pos] = value
-
-
 @njit(cache=True)
-def kth_largest_proxy(ratios, e, length, heap):
-    """The ``length``-th largest of ``ratios e`` (a min-heap in ``heap[:length]``)."""
+def kth_largest_proxy(ratios, e, length, work):
+    """The ``length``-th largest of ``ratios e`` (a min-heap in ``work.keys[:length]``, the
+    documents in ``work.order``)."""
+    heap = work.keys
+    docs = work.order
     for i in range(length):
         heap[i] = ratios[i] * e[i]
+        docs[i] = i
     for pos in range(length // 2 - 1, -1, -1):
-        _sift_down_min(heap, pos, length)
+        sift_down_min(heap, docs, pos, length)
     for i in range(length, ratios.shape[0]):
         y = ratios[i] * e[i]
         if y > heap[0]:
             heap[0] = y
-            _sift_down_min(heap, 0, length)
+            docs[0] = i
+            sift_down_min(heap, docs, 0, length)
     return heap[0]
 
 
@@ -280,7 +267,7 @@ def logistic_top_order(s, e, ratios, length, guess, work):
     (underflowed proxies could hide a document)."""
     bound = proxy_bound(ratios, e, length, guess)
     if bound == 0.0:
-        bound = kth_largest_proxy(ratios, e, length, work.keys)
+        bound = kth_largest_proxy(ratios, e, length, work)
         if not bound >= PROXY_MIN_KEY:
             return work.order[:0]
     candidates = work.bucket

@@ -9,6 +9,8 @@ between them (``PATH_*`` below), and selects the per-document summation of the s
 import numpy as np
 from numba import njit
 
+from ..stable_order import sift_down_min
+
 # Paths of the noisy-score ordering (the ``path`` argument of the CCS kernels).
 PATH_AUTO = 0  # selection when it pays (rule in :func:`use_selection`), else the full sort
 PATH_SORT = 1  # always argsort the whole query, exact per-document sums
@@ -94,27 +96,6 @@ def _sort_noisy_scores(shifted, noise, sigma, ys):
     return order
 
 
-@njit(cache=True, inline="always")
-def _sift_down(hy, hi, pos, size):
-    """Restore the min-heap ``hy[:size]`` (documents ``hi``) below ``pos``."""
-    y = hy[pos]
-    doc = hi[pos]
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            break
-        if child + 1 < size and hy[child + 1] < hy[child]:
-            child += 1
-        if hy[child] < y:
-            hy[pos] = hy[child]
-            hi[pos] = hi[child]
-            pos = child
-        else:
-            break
-    hy[pos] = y
-    hi[pos] = doc
-
-
 @njit(cache=True)
 def _select_noisy_scores(shifted, noise, sigma, m, ys):
     """Fill ``ys[:m]`` with the ``m`` largest noisy scores in descending order; return their
@@ -129,14 +110,14 @@ def _select_noisy_scores(shifted, noise, sigma, m, ys):
         ys[i] = shifted[i] + sigma * noise[i]
         order[i] = i
     for pos in range(m // 2 - 1, -1, -1):
-        _sift_down(ys, order, pos, m)
+        sift_down_min(ys, order, pos, m)
     lowest = ys[0]
     for i in range(m, n):
         y = shifted[i] + sigma * noise[i]
         if y > lowest:
             ys[0] = y
             order[0] = i
-            _sift_down(ys, order, 0, m)
+            sift_down_min(ys, order, 0, m)
             lowest = ys[0]
     for end in range(m - 1, 0, -1):
         y = ys[end]
@@ -145,7 +126,7 @@ def _select_noisy_scores(shifted, noise, sigma, m, ys):
         order[end] = order[0]
         ys[0] = y
         order[0] = doc
-        _sift_down(ys, order, 0, end)
+        sift_down_min(ys, order, 0, end)
     return order
 
 
