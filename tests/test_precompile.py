@@ -86,3 +86,29 @@ def test_every_objective_is_compiled_once_and_the_cascade_chain_in_one_part():
 def test_unknown_objective_names_are_refused():
     with pytest.raises(ValueError, match="unknown names .'ListNett'.*registered"):
         objectives_to_compile(["ListNett"])
+
+
+#: one YetiLoss call on lists long enough for its proxy top order; prints how many times Numba
+#: compiled each of its noise-order kernels
+YETILOSS_COMPILES = """
+import numpy as np
+from stochrank_objectives import YetiRank
+from stochrank_objectives._compile_watch import CompileWatch
+
+sizes = np.array([40, 3, 64])
+offsets = np.concatenate(([0], np.cumsum(sizes)))
+rng = np.random.default_rng(0)
+labels = rng.integers(0, 3, offsets[-1]).astype(float)
+with CompileWatch() as watch:
+    YetiRank(mode="NDCG", top=2, num_neighbors=-1).grad_hess(rng.normal(size=offsets[-1]),
+                                                              labels, offsets, 0)
+print(watch.names.count("noisy_order"), watch.names.count("noisy_top_order"))
+"""
+
+
+def test_a_first_yetiloss_call_compiles_each_noise_order_once(tmp_path):
+    # the query index of a prange loop is typed int64 where Numba types the driver and uint64
+    # in the parallel body it compiles from it: a stream key built from it had two types, so
+    # each kernel below it took two compilations in a first fit (about 1.5 s of it)
+    printed = _run(["-c", YETILOSS_COMPILES], tmp_path / "numba-cache", timeout=600)
+    assert printed.split() == ["1", "1"]

@@ -793,7 +793,9 @@ def yetirank_grad_hess(scores, labels, gains, query_offsets, keep, discounts, se
     for q in prange(loss.shape[0]):
         lo, hi, active = query_rows(query_offsets, keep, q)
         if active:
+            # int64(q): Numba types q as int64 here and as uint64 in the parallel body it
+            # compiles from this loop; one stream type compiles every kernel below once
             loss[q] = _yetirank_query(scores[lo:hi], labels[lo:hi], gains[lo:hi], discounts,
-                                      keep[q], settings, (iteration, q), with_loss, grad[lo:hi],
-                                      hess[lo:hi])
+                                      keep[q], settings, (iteration, np.int64(q)), with_loss,
+                                      grad[lo:hi], hess[lo:hi])
     return loss, grad, hess
