@@ -79,7 +79,7 @@ import numba
 import numpy as np
 
 from . import _boosters
-from ._machine import busy_cpu_seconds, loadavg
+from ._machine import busy_cpu_seconds, cpu_model, loadavg
 from ._mslr import make_data
 from ._registry import speed_methods
 from ._targets import Target
@@ -443,7 +443,7 @@ def main(argv=None):
          f"per-iteration times dropped, median over {args.rounds} alternating runs per variant")
     emit(f"lightgbm {lightgbm.__version__}, xgboost {xgboost.__version__}, catboost "
          f"{catboost.__version__}, numba {numba.__version__} ({numba.config.THREADING_LAYER} "
-         f"layer); {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; "
+         f"layer); {os.cpu_count()} CPUs, {platform.machine()} ({cpu_model()}); "
          f"{short_name(args)} kernels use numba.set_num_threads(threads); OMP_WAIT_POLICY="
          f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
     emit("'in grad_hess' = time inside the objective per iteration; 'rest' = the booster's "
@@ -465,8 +465,8 @@ def main(argv=None):
     (args.out / f"training_speed{suffix}.json").write_text(json.dumps(
         dict(docs=int(y.size), queries=int(sizes.size), features=int(X.shape[1]),
              iterations=args.iterations, warmup=args.warmup, rounds=args.rounds,
-             omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"), objective=args.objective,
-             sr=sr_desc, table=tables,
+             omp_wait_policy=os.environ.get("OMP_WAIT_POLICY"), cpu=cpu_model(),
+             objective=args.objective, sr=sr_desc, table=tables,
              ratios=ratios, load=loads), indent=1) + "\n")
 
 
