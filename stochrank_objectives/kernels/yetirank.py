@@ -120,8 +120,10 @@ PROXY_MAX_SCORE = 1e5
 #: the smallest proxy threshold it trusts: below it the proxies of other documents may
 #: have underflowed
 PROXY_MIN_KEY = 1e-280
-#: :func:`logistic_top_order` serves prefixes of at most ``1 / PROXY_SHARE`` of the list, and
-#: takes at most ``PROXY_SHARE`` times the prefix as candidates from a guessed bound
+#: :func:`logistic_top_order` serves prefixes of at most ``1 / PROXY_LIST_SHARE`` of the list
+#: (on shorter lists the full order is as cheap), and takes at most ``PROXY_SHARE`` times the
+#: prefix as candidates from a guessed bound
+PROXY_LIST_SHARE = 3
 PROXY_SHARE = 8
 #: the counts :func:`proxy_bound` tries before it falls back to a heap
 PROXY_STEPS = 16
@@ -740,7 +742,7 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     mass = np.zeros(n if shortcut else 0)
     # without noise every permutation is the same order: one stands for all of them
     rounds = 1 if settings.noise == NOISE_NONE else settings.permutations
-    proxy = (settings.noise == NOISE_LOGISTIC and PROXY_SHARE * length <= n
+    proxy = (settings.noise == NOISE_LOGISTIC and PROXY_LIST_SHARE * length <= n
              and max_abs(s) <= PROXY_MAX_SCORE)
     guess = 0.0  # the first order finds its bound
     total = 0.0

@@ -122,10 +122,21 @@ CASES = [("NDCG", 1, "Base", 0, 3, "normal"), ("NDCG", 3, "Exp", 7, 0, "normal")
          ("DCG", 3, "Exp", 14, 0, "z_ties")]
 
 
+def mixed_queries(rng):
+    """25 queries: 6 of 6-8 documents, 6 of 9-14 and 13 of 15-70, in a random order (the
+    prefix order and the full sort both run for each top of :data:`CASES`)."""
+    sizes = rng.permutation(np.concatenate([rng.integers(6, 9, 6), rng.integers(9, 15, 6),
+                                            rng.integers(15, 71, 13)]))
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+    labels = rng.integers(0, 5, offs[-1]).astype(np.float64)
+    scores = 0.5 * labels + rng.normal(size=offs[-1])
+    return scores, labels, offs
+
+
 def case_data(i):
     mode, top, dcg_type, seed, iteration, variant = CASES[i]
     rng = np.random.default_rng(100 + i)
-    scores, labels, offs = random_queries(rng)
+    scores, labels, offs = mixed_queries(rng)
     if variant == "zero":
         scores[:] = 0.0
     elif variant == "ties":
@@ -159,12 +170,13 @@ def test_shortcut_is_bit_identical_to_the_pairs_one_by_one(case):
 
 
 def test_the_prefix_path_is_exercised():
-    """The cases reach the prefix order (8 top <= n) for every top, and the full sort (8 top
-    > n) for top 3 and 5."""
-    sizes = np.diff(case_data(0)[2])
-    for top in (1, 3, 5):
-        assert (8 * top <= sizes).sum() >= 5
-        assert top == 1 or (8 * top > sizes).sum() >= 5
+    """Every case reaches the prefix order (``PROXY_LIST_SHARE top <= n``) for every top, and
+    the full sort (``PROXY_LIST_SHARE top > n``) for top 3 and 5."""
+    for case in range(len(CASES)):
+        sizes = np.diff(case_data(case)[2])
+        for top in (1, 3, 5):
+            assert (K.PROXY_LIST_SHARE * top <= sizes).sum() >= 5
+            assert top == 1 or (K.PROXY_LIST_SHARE * top > sizes).sum() >= 5
 
 
 def test_queries_not_longer_than_top_are_finite_and_balanced():
@@ -183,7 +195,7 @@ def test_queries_not_longer_than_top_are_finite_and_balanced():
 def prefix_cases(rng):
     for trial in range(480):
         length = (1, 2, 5, 10)[trial % 4]
-        n = int(rng.integers(8 * length, 201))
+        n = int(rng.integers(K.PROXY_LIST_SHARE * length, 201))
         s = rng.normal(size=n) * rng.uniform(0.1, 3.0)
         kind = trial % 5
         if kind == 1:
