@@ -74,31 +74,55 @@ def buffer_view(address: int, ctype, n: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctype * n).from_address(address))
 
 
-CHUNK_OK, CHUNK_NOT_SLICE, CHUNK_TWICE, _CHUNK_CHANGED = 0, 1, 2, 3
+CHUNK_NOT_SLICE, CHUNK_TWICE, CHUNK_CHANGED = 1, 2, 3
+"""The guard's failures, returned negated by :func:`serve_chunk`."""
 
 
 @njit(cache=True)
-def check_chunk(approxes, targets, encoded, pass_scores, seen, start):  # pragma: no cover
-    """The per-chunk layout guard in one pass over the chunk (numba: ~1 us for 1000 rows
-    against ~10 us for the same checks as separate numpy calls). Returns
-    ``CHUNK_NOT_SLICE`` when ``targets != encoded[start:start + n]`` (the chunk is not the
-    contiguous slice of the learn rows starting at row ``start``), ``CHUNK_TWICE`` when a row
-    of the chunk was already served in this pass, ``_CHUNK_CHANGED`` when ``approxes`` differs
-    from this pass's snapshot, and otherwise marks the rows as served and returns ``CHUNK_OK``.
-    The caller checks ``0 <= start`` and ``start + n <= encoded.size``."""
+def serve_chunk(approxes, targets, encoded, pass_scores, seen, served):  # pragma: no cover
+    """The pointer route's per-chunk layout guard and bookkeeping, in one call and one fused
+    pass over the chunk: CatBoost calls the objective once per block of rows, holding the GIL
+    (about 150 blocks per tree at 20k rows, 128 of them in leaf estimation), so what the guard
+    costs per call is paid once per block by every CatBoost thread in turn.
+
+    Returns the chunk's first learn row ``start`` (then the rows are marked served, ``served[0]``
+    counts them, and a pass that has served every row resets both), or ``-CHUNK_NOT_SLICE`` when
+    the chunk is not the contiguous slice ``encoded[start:start + n]`` of the learn rows (its
+    first label is no encoded row index that fits, or a later label differs),
+    ``-CHUNK_TWICE`` when a row was already served in this pass, ``-CHUNK_CHANGED`` when
+    ``approxes`` differs from the pass's snapshot ``pass_scores`` (failures in that order of
+    precedence; nothing is marked). ``n >= 1`` rows; the caller checked the dtypes."""
     n = approxes.shape[0]
+    n_rows = encoded.shape[0]
+    first = np.float64(targets[0]) * ROW_INVERSE  # exact: the encoding is i * 2**-24
+    if not (0.0 <= first <= n_rows - n) or first != np.floor(first):  # NaN fails both ways
+        return -CHUNK_NOT_SLICE
+    start = np.int64(first)
+    stop = start + n
+    # counts on slices, not early exits (the loop vectorises: ~0.5 us for 1000 rows against
+    # ~1.5 us with the flags or-ed in); the precedence is applied after it
+    expected = encoded[start:stop]
+    served_before = seen[start:stop]
+    snapshot = pass_scores[start:stop]
+    not_slice = 0
+    twice = 0
+    changed = 0
     for i in range(n):
-        if targets[i] != encoded[start + i]:
-            return CHUNK_NOT_SLICE
-    for i in range(n):
-        if seen[start + i]:
-            return CHUNK_TWICE
-    for i in range(n):
-        if approxes[i] != pass_scores[start + i]:
-            return _CHUNK_CHANGED
-    for i in range(n):
-        seen[start + i] = True
-    return CHUNK_OK
+        not_slice += np.int32(targets[i] != expected[i])
+        twice += np.int32(served_before[i])
+        changed += np.int32(approxes[i] != snapshot[i])
+    if not_slice:
+        return -CHUNK_NOT_SLICE
+    if twice:
+        return -CHUNK_TWICE
+    if changed:
+        return -CHUNK_CHANGED
+    seen[start:stop] = True
+    served[0] += n
+    if served[0] == n_rows:  # the pass is complete: the next chunk starts a new one
+        served[0] = 0
+        seen[:] = False
+    return start
 
 
 @njit(cache=True)

@@ -15,23 +15,27 @@ from ...objectives import grouped_grad_hess
 from ...sglb import SGLB
 from .._common import check_finite, check_objective_and_sglb
 from ._layout import (
+    CHUNK_CHANGED,
     CHUNK_NOT_SLICE,
-    CHUNK_OK,
     CHUNK_TWICE,
     NOT_SLICE,
     ROW_INVERSE,
     LayoutError,
     buffer_view,
-    check_chunk,
-    negated_pairs,
     decode_row_index,
     encode_row_index,
+    negated_pairs,
+    serve_chunk,
 )
 
 if TYPE_CHECKING:  # only the type checker needs it
     from ...objectives import Objective
 
 __all__ = ["CatBoostObjective", "WEIGHTED_POOL_REFUSED"]
+
+#: the messages of :func:`serve_chunk`'s failures, by code
+_CHUNK_FAILURES = {CHUNK_NOT_SLICE: NOT_SLICE, CHUNK_TWICE: "a row was passed twice in one pass",
+                   CHUNK_CHANGED: "the approx buffer changed during a pass"}
 
 WEIGHTED_POOL_REFUSED = (
     "the learn Pool has weights (weight= or group_weight=): give the query weights to "
@@ -118,7 +122,7 @@ class CatBoostObjective:
         self.n_calls = 0          # calc_ders_range calls
         self.n_passes = 0         # full passes over the learn rows (pointer route)
         self.n_evaluations = 0    # grad_hess evaluations
-        self._served = 0
+        self._served = np.zeros(1, dtype=np.int64)  # rows served in this pass (serve_chunk)
         self._seen = np.zeros(self.n_rows, dtype=bool)
         self._pass_scores: np.ndarray | None = None
         self._pass_ders: np.ndarray | None = None
@@ -150,6 +154,8 @@ class CatBoostObjective:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        if not isinstance(self._served, np.ndarray):  # pickled before serve_chunk's counter
+            self._served = np.array([self._served], dtype=np.int64)
         self._lock = threading.Lock()
         self.fitting = threading.RLock()
 
@@ -194,16 +200,20 @@ class CatBoostObjective:
         return self._pass_scores32
 
     # -- the CatBoost protocol --------------------------------------------------------------
+    def _record(self, exc: BaseException) -> None:
+        """Keep the first exception raised in our code (see ``error``)."""
+        if self.error is None:
+            self.error = exc
+        if isinstance(exc, LayoutError):
+            self.layout_error = str(exc)
+
     @contextlib.contextmanager
     def _recorded(self):
         """Keep the first exception raised in our code (see ``error``) and re-raise it."""
         try:
             yield
         except BaseException as exc:
-            if self.error is None:
-                self.error = exc
-            if isinstance(exc, LayoutError):
-                self.layout_error = str(exc)
+            self._record(exc)
             raise
 
     def after_iteration(self, info: Any) -> bool:
@@ -227,7 +237,7 @@ class CatBoostObjective:
         derivatives, so the guess would always miss).
         """
         if (self.route != "pointer" or self._search_base is None or self.sglb is not None
-                or self._served != 0 or self.layout_error is not None
+                or self._served[0] != 0 or self.layout_error is not None
                 or (self.total_iterations is not None
                     and self.iteration >= self.total_iterations)):
             return
@@ -240,16 +250,22 @@ class CatBoostObjective:
         self._pass_iteration = self.iteration
 
     def calc_ders_range(self, approxes: Any, targets: Any, weights: Any) -> Any:
-        with self._lock, self._recorded():
-            self.n_calls += 1
-            self.trees_started = self.iteration + 1
-            if self.layout_error is not None:
-                raise LayoutError(self.layout_error)
-            if weights is not None:  # not a layout problem: the per-tree route would fail too
-                raise ValueError(WEIGHTED_POOL_REFUSED)
-            if self.route == "pointer":
-                return self._pointer_chunk(approxes, targets)
-            return self._served_chunk(approxes, targets)
+        # called once per block of rows with the GIL held (about 150 calls per tree at 20k
+        # rows), so the pointer route's path is kept short: no context manager, one numba call
+        with self._lock:
+            try:
+                self.n_calls += 1
+                self.trees_started = self.iteration + 1
+                if self.layout_error is not None:
+                    raise LayoutError(self.layout_error)
+                if weights is not None:  # not a layout problem: the per-tree route would fail too
+                    raise ValueError(WEIGHTED_POOL_REFUSED)
+                if self.route == "pointer":
+                    return self._pointer_chunk(approxes, targets)
+                return self._served_chunk(approxes, targets)
+            except BaseException as exc:
+                self._record(exc)
+                raise
 
     def _pointer_chunk(self, approxes, targets):
         n = approxes.shape[0]
@@ -259,44 +275,40 @@ class CatBoostObjective:
                 or not approxes.flags.c_contiguous or not targets.flags.c_contiguous
                 or targets.shape[0] != n):
             raise LayoutError("unexpected approx/target array layout")
-        # the chunk's first row from its first label; check_chunk then compares every label
-        # with the encoded rows start..stop-1 (float32 equality = decoded row equality, as the
-        # encoding is exact), which is decode_row_index + "rows == arange(start, stop)"
+        if self._served[0] == 0:
+            self._begin_pass(approxes, targets)
+        start = serve_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
+                            self._served)
+        if start < 0:
+            raise LayoutError(_CHUNK_FAILURES[-start])
+        return self._pass_ders[start:start + n]
+
+    def _begin_pass(self, approxes, targets):
+        """The first chunk of a pass: view the whole buffers, check them, and compute the
+        derivatives if the approx is new. :func:`serve_chunk` then guards this chunk as any."""
+        n = approxes.shape[0]
+        # the chunk's first row from its first label (serve_chunk compares every label)
         first = float(targets[0]) * ROW_INVERSE
         if not 0.0 <= first <= self.n_rows - n or first != int(first):
             raise LayoutError(NOT_SLICE)
         start = int(first)
-        stop = start + n
-        if self._served == 0:  # first chunk of a pass: view the whole buffers
-            if not np.array_equal(targets, self._encoded[start:stop]):
-                raise LayoutError(NOT_SLICE)  # checked before the views are built
-            full_targets = buffer_view(targets.ctypes.data - 4 * start, ctypes.c_float,
-                                        self.n_rows)
-            if not np.array_equal(full_targets, self._encoded):
-                raise LayoutError("the target buffer is not the learn rows in original order")
-            view = buffer_view(approxes.ctypes.data - 8 * start, ctypes.c_double, self.n_rows)
-            if not (self._pass_iteration == self.iteration and self._pass_scores is not None
-                    and np.array_equal(view, self._pass_scores)):
-                # a new approx (otherwise: another pass, e.g. leaf estimation, at the same
-                # approx in the same iteration reuses the snapshot and its derivatives)
-                scores = view.copy()
-                self._pass_ders = self.derivatives(scores)
-                self._pass_scores = scores
-                self._pass_iteration = self.iteration
-                if self._search_base is None:  # the fit's first pass: a tree search
-                    self._search_base = approxes.ctypes.data - 8 * start
-            self.n_passes += 1
-        code = check_chunk(approxes, targets, self._encoded, self._pass_scores, self._seen,
-                            start)
-        if code != CHUNK_OK:
-            raise LayoutError(NOT_SLICE if code == CHUNK_NOT_SLICE else
-                              "a row was passed twice in one pass" if code == CHUNK_TWICE else
-                              "the approx buffer changed during a pass")
-        self._served += n
-        if self._served == self.n_rows:
-            self._served = 0
-            self._seen[:] = False
-        return self._pass_ders[start:stop]
+        if not np.array_equal(targets, self._encoded[start:start + n]):
+            raise LayoutError(NOT_SLICE)  # checked before the views are built
+        full_targets = buffer_view(targets.ctypes.data - 4 * start, ctypes.c_float, self.n_rows)
+        if not np.array_equal(full_targets, self._encoded):
+            raise LayoutError("the target buffer is not the learn rows in original order")
+        view = buffer_view(approxes.ctypes.data - 8 * start, ctypes.c_double, self.n_rows)
+        if not (self._pass_iteration == self.iteration and self._pass_scores is not None
+                and np.array_equal(view, self._pass_scores)):
+            # a new approx (otherwise: another pass, e.g. leaf estimation, at the same
+            # approx in the same iteration reuses the snapshot and its derivatives)
+            scores = view.copy()
+            self._pass_ders = self.derivatives(scores)
+            self._pass_scores = scores
+            self._pass_iteration = self.iteration
+            if self._search_base is None:  # the fit's first pass: a tree search
+                self._search_base = approxes.ctypes.data - 8 * start
+        self.n_passes += 1
 
     def _served_chunk(self, approxes, targets):
         if self._pass_ders is None:
