@@ -7,7 +7,8 @@ import xgboost as xgb
 
 from ...groups import GroupedData
 from .._common import BoosterMetric, as_scores
-from ._objective import dmatrix_groups, dmatrix_weights, same_fields
+from .._handoff import handed_off
+from ._objective import XGBOOST_HANDOFF, dmatrix_groups, dmatrix_weights, same_fields
 
 __all__ = ["XGBMetric"]
 
@@ -46,7 +47,8 @@ class XGBMetric(BoosterMetric):
         if data.n_docs != predt.shape[0]:
             raise ValueError(f"length mismatch in the evaluation data: {predt.shape[0]} "
                              f"predictions, {data.n_docs} labels")
-        return self.name, self.value_grouped(predt, data)
+        with handed_off(XGBOOST_HANDOFF):
+            return self.name, self.value_grouped(predt, data)
 
     #: set by the training that uses this metric (the package's rankers), cleared after it:
     #: the eval DMatrix objects of one training do not change during it

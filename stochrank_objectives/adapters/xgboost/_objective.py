@@ -12,14 +12,19 @@ import xgboost as xgb
 from ...groups import GroupedData, query_weights
 from ...sglb import SGLB
 from .._common import BoosterObjective, as_scores, objective_grad_hess
+from .._handoff import RuntimeHandOff, handed_off
 from .._serving import xgboost_as_ranker
 from ._json import scale_json_model
 
 __all__ = ["XGBObjective", "DEFAULT_PARAMS", "dmatrix_groups", "dmatrix_weights",
-           "is_sglb_callback"]
+           "is_sglb_callback", "XGBOOST_HANDOFF"]
 
 #: Parameters every custom ranking objective wants (see the module docstring).
 DEFAULT_PARAMS = {"base_score": 0.0, "disable_default_eval_metric": 1}
+
+#: XGBoost's OpenMP runtime (its wheel's own libgomp) and the kernels' meet at every objective
+#: and metric call (see :mod:`~stochrank_objectives.adapters._handoff`)
+XGBOOST_HANDOFF = RuntimeHandOff(lambda: getattr(xgb.core, "_LIB", None))
 
 _FINAL_ATTR = "stochrank_sglb_final_scale"
 #: set by XGBObjective.continue_from on a model brought back to G = F / c^T0 (T0 and c)
@@ -97,7 +102,9 @@ class XGBObjective(BoosterObjective):
         predt = as_scores(predt)
         if not isinstance(dtrain, xgb.DMatrix):
             raise TypeError(f"expected (predt, xgboost.DMatrix), got a {type(dtrain).__name__}")
-        return objective_grad_hess(self, predt, self.training_data(dtrain, predt.shape[0]))
+        data = self.training_data(dtrain, predt.shape[0])
+        with handed_off(XGBOOST_HANDOFF):
+            return objective_grad_hess(self, predt, data)
 
     def training_data(self, dtrain: xgb.DMatrix, n_preds: int) -> GroupedData:
         """The training's :class:`~stochrank_objectives.groups.GroupedData` of ``dtrain``,
