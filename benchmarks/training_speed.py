@@ -48,13 +48,19 @@ variants' medians (paired), printed with its range over rounds. The SR objective
 milliseconds per iteration spent inside ``grad_hess`` (the objective's own share); the rest is
 tree building plus the adapter's interop, to be compared with the floor row.
 
-Shared machines: ``OMP_WAIT_POLICY`` is set to ``PASSIVE`` by default (``--omp-wait-policy``)
-before LightGBM, XGBoost or numba's OpenMP pool is loaded. With the libgomp default (threads
-spin at barriers) and another process busy on one of two cores, a 2-thread LightGBM
-lambdarank iteration was measured at 2.4 s instead of ~45 ms; passive waiting removes that
-pathology and applies to the native and the SR variants alike (CatBoost has its own pool). The
-header of each section reports the load: the 1/5/15-minute load average and how many cores
-other processes used while it ran (from ``/proc/stat``).
+OpenMP: ``OMP_WAIT_POLICY`` is left as the environment has it (``--omp-wait-policy
+default``), so the runtimes wait as they do for a user: libgomp's default lets idle threads spin
+for a while after each parallel loop, then sleep. libgomp reads the variable once, when it is
+loaded, and this module's imports load both copies this process uses (the system's, for
+LightGBM and numba's omp layer, and the one XGBoost's wheel shares with scikit-learn's), so
+``--omp-wait-policy passive`` or ``active`` starts the benchmark again with the variable set
+(and refuses when :func:`main` is called with arguments from Python). The header prints what
+the runtimes read. ``PASSIVE`` was this benchmark's default until it was found to reach no
+runtime (both were loaded before it was set); measured on the 2-core Intel Xeon machine, it
+makes the natives slower (20k documents, 2 threads: LightGBM's regression tree 2.1 -> 12 ms,
+XGBoost's 3.2 -> 5.2 ms), while with another process busy on one of two cores the default's
+spinning was once measured to stretch a LightGBM iteration from ~45 ms to 2.4 s: the header's
+load line tells such a run apart.
 
 Targets: each booster's SR <= 1.2x its native LambdaMART per tree (set for ``--metric MRR``;
 NDCG@10's, first 1.3x, is the same since), and LightGBM + SR <= 0.5x CatBoost's native
@@ -72,6 +78,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -399,19 +406,25 @@ def main(argv=None):
                         help="the objective of the '+ SR' rows: StochasticRank (default), "
                              "YetiRank Classic, or YetiLoss (YetiRank mode='NDCG', top=--top)")
     parser.add_argument("--omp-wait-policy", choices=["passive", "active", "default"],
-                        default="passive",
+                        default="default",
                         help="OMP_WAIT_POLICY for LightGBM, XGBoost and numba's omp layer "
-                             "('default' leaves the environment alone)")
+                             "('default' leaves the environment alone; another value restarts "
+                             "the benchmark with it set, as the runtimes read it when loaded)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--suffix", default="",
                         help="appended to the output files' stem, e.g. _200k for a second size")
     args = parser.parse_args(argv)
     if args.iterations - 1 - args.warmup < 5:
         parser.error("need at least 5 timed iterations: raise --iterations or lower --warmup")
-    if args.omp_wait_policy != "default":
-        # Must precede the first OpenMP use (libgomp reads it when loaded: lightgbm/xgboost
-        # import, numba's first parallel launch). See the module docstring.
-        os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy.upper()
+    wanted = args.omp_wait_policy.upper()
+    if args.omp_wait_policy != "default" and os.environ.get("OMP_WAIT_POLICY") != wanted:
+        # libgomp reads the variable when it is loaded, and this module's imports have loaded
+        # it already (see the module docstring): only a new process honours it
+        if argv is not None:
+            raise SystemExit(f"--omp-wait-policy {args.omp_wait_policy}: set OMP_WAIT_POLICY="
+                             f"{wanted} in the environment before Python starts")
+        os.execve(sys.executable, [sys.executable, "-m", "benchmarks.training_speed",
+                                   *sys.argv[1:]], {**os.environ, "OMP_WAIT_POLICY": wanted})
 
     import catboost
     import lightgbm
@@ -445,7 +458,7 @@ def main(argv=None):
          f"{catboost.__version__}, numba {numba.__version__} ({numba.config.THREADING_LAYER} "
          f"layer); {os.cpu_count()} CPUs, {platform.machine()} ({cpu_model()}); "
          f"{short_name(args)} kernels use numba.set_num_threads(threads); OMP_WAIT_POLICY="
-         f"{os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
+         f"{os.environ.get('OMP_WAIT_POLICY', '(unset: the runtimes spin, then sleep)')}")
     emit("'in grad_hess' = time inside the objective per iteration; 'rest' = the booster's "
          "tree building + adapter interop (compare with the floor row); ms/iter = median over "
          "all kept iterations of all runs; ratio = median over rounds of the paired per-round "

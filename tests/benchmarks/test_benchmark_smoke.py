@@ -3,8 +3,10 @@ runs end to end in every booster, writes the CSV, markdown and plots, and resume
 
 import csv
 import json
+import os
 
 import numpy as np
+import pytest
 
 from benchmarks import _registry, _search, _stats, _targets, _trials
 from benchmarks import ablation, compare
@@ -216,3 +218,22 @@ def test_training_speed_runs_yetirank(tmp_path):
     assert {r["target"] for r in data["ratios"]} >= {training_speed.TARGET_YETI_VS_LAMBDAMART}
     ours = [r for r in data["table"] if r["key"] == "lgb_sr"]
     assert ours and ours[0]["grad_hess_ms_per_iter"] > 0
+
+
+def test_training_speed_applies_a_wait_policy_or_refuses(tmp_path, monkeypatch):
+    """libgomp reads ``OMP_WAIT_POLICY`` when it is loaded, and the benchmark's imports load
+    both runtimes: setting the variable in ``main`` reached none of them while the header
+    printed it. A policy the environment lacks is refused from Python (the command line
+    restarts the benchmark with it set); the default leaves the environment alone and says so."""
+    from benchmarks import training_speed
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    with pytest.raises(SystemExit, match="OMP_WAIT_POLICY=PASSIVE in the environment"):
+        training_speed.main(["--omp-wait-policy", "passive", "--docs", "400", "--out",
+                             str(tmp_path)])
+    assert "OMP_WAIT_POLICY" not in os.environ
+    training_speed.main(["--objective", "yetirank", "--docs", "400", "--iterations", "7",
+                         "--warmup", "1", "--rounds", "1", "--threads", "1",
+                         "--out", str(tmp_path)])
+    txt = (tmp_path / "training_speed_yetirank.txt").read_text()
+    assert "OMP_WAIT_POLICY=(unset: the runtimes spin, then sleep)" in txt
