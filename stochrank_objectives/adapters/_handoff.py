@@ -96,17 +96,18 @@ def libgomp_pause(library: Any) -> tuple[int, Callable[[int], int]] | None:
     return address, function
 
 
-def _kernels_library() -> Any:
-    """The library of numba's ``omp`` layer once a parallel kernel has run, else None."""
+def _kernels_library() -> tuple[bool, Any]:
+    """Whether numba has chosen its threading layer (at its first parallel kernel), and then the
+    library of its ``omp`` layer, or None for another layer."""
     try:
         layer = numba.threading_layer()
     except ValueError:  # no parallel kernel has run yet
-        return None
+        return False, None
     if layer != "omp":  # workqueue threads sleep when idle; TBB has its own scheduler
-        return None
+        return True, None
     from numba.np.ufunc import omppool
 
-    return ctypes.CDLL(omppool.__file__)
+    return True, ctypes.CDLL(omppool.__file__)
 
 
 class RuntimeHandOff:
@@ -139,8 +140,8 @@ class RuntimeHandOff:
         with self._lock:
             if self._resolved:
                 return
-            kernels = _kernels_library()
-            if kernels is None and not _layer_known():
+            chosen, kernels = _kernels_library()
+            if not chosen:
                 return  # try again after the next kernel
             try:
                 booster = libgomp_pause(self._booster_library())
@@ -150,14 +151,6 @@ class RuntimeHandOff:
             if booster is not None and kernels is not None and booster[0] != kernels[0]:
                 self.booster, self.kernels = booster[1], kernels[1]
             self._resolved = True
-
-
-def _layer_known() -> bool:
-    try:
-        numba.threading_layer()
-    except ValueError:
-        return False
-    return True
 
 
 @contextlib.contextmanager
