@@ -90,7 +90,9 @@ def libgomp_pause(library: Any) -> tuple[int, Callable[[int], int]] | None:
     function.argtypes = [ctypes.c_int]
     function.restype = ctypes.c_int
     address = ctypes.cast(function, ctypes.c_void_p).value
-    path = None if address is None else _defining_file(address)
+    if address is None:
+        return None
+    path = _defining_file(address)
     if path is None or not os.path.basename(path).startswith("libgomp"):
         return None  # LLVM's or Intel's runtime: its pause is process-wide, not per pool
     return address, function
@@ -105,7 +107,7 @@ def _kernels_library() -> tuple[bool, Any]:
         return False, None
     if layer != "omp":  # workqueue threads sleep when idle; TBB has its own scheduler
         return True, None
-    from numba.np.ufunc import omppool
+    from numba.np.ufunc import omppool  # type: ignore[attr-defined]  # a compiled module
 
     return True, ctypes.CDLL(omppool.__file__)
 
