@@ -338,8 +338,7 @@ def spawn(booster: str, kind: str, folder: Path, args) -> dict:
            "--threads", str(args.threads), "--warmup", str(args.warmup),
            "--objective", args.objective, "--metric", args.metric]
     root = str(Path(__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see benchmarks.training_speed
+    env = dict(os.environ)  # OMP_WAIT_POLICY as given: see benchmarks.training_speed
     # the child imports the same package and benchmarks as this process
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=root)
@@ -522,7 +521,11 @@ def describe_objective(objective: str, metric: str = f"NDCG@{TOP}") -> str:
             "through the package's rankers")
 
 
-def write_report(args, meta, runs, generated, loads=None) -> None:
+#: what the children's OpenMP runtimes read before it was recorded (the parent set it)
+_OLD_POLICY = "PASSIVE"
+
+
+def write_report(args, meta, runs, generated, loads=None, policy=None) -> None:
     """``<out>/<name>.md`` and ``.json`` from the runs so far (rewritten after each run, so a
     long run interrupted keeps what it measured). ``loads``: the load averages at the start
     and at the end of the run (``None``: not recorded, an output from before they were)."""
@@ -558,7 +561,9 @@ def write_report(args, meta, runs, generated, loads=None) -> None:
          f"rankers at NDCG@{TOP}. Each configuration ran in its own process; {args.rounds} "
          f"round(s), a booster's configurations back to back. lightgbm {lightgbm.__version__}, "
          f"xgboost {xgboost.__version__}, catboost {catboost.__version__}, numba "
-         f"{numba.__version__}; {os.cpu_count()} CPUs ({platform.machine()}), a machine SHARED "
+         f"{numba.__version__}; OMP_WAIT_POLICY "
+         f"{policy or 'unset (the runtimes spin, then sleep)'} in the children; "
+         f"{os.cpu_count()} CPUs ({platform.machine()}), a machine SHARED "
          f"with other jobs ({machine_load}), so wall times are noisy: read "
          f"the back-to-back ratios, and the CPU seconds (all threads of the process), which "
          f"other jobs disturb less. Data generated in {generated:.0f} s. `load` = from fit's "
@@ -574,7 +579,8 @@ def write_report(args, meta, runs, generated, loads=None) -> None:
         dict(data=meta, objective=args.objective, metric=args.metric, trees=args.trees,
              threads=args.threads,
              warmup=args.warmup, rounds=args.rounds, generated_seconds=generated,
-             load_average=loads, runs=runs, summaries=summaries), indent=1) + "\n")
+             load_average=loads, omp_wait_policy=policy, runs=runs, summaries=summaries),
+        indent=1) + "\n")
 
 
 def main(argv=None):
@@ -594,7 +600,7 @@ def main(argv=None):
         args.boosters = list(dict.fromkeys(r["booster"] for r in old["runs"]))
         args.name = args.report.stem
         write_report(args, old["data"], old["runs"], old.get("generated_seconds", 0.0),
-                     old.get("load_average"))
+                     old.get("load_average"), old.get("omp_wait_policy", _OLD_POLICY))
         return
     folder = args.data_cache or Path(tempfile.mkdtemp(prefix="stochrank_scale_"))
     try:
@@ -613,7 +619,8 @@ def main(argv=None):
                           f"{result['peak_rss_bytes'] / GIB:.2f} GiB", flush=True)
                     runs.append(result)
                     loads["end"] = list(os.getloadavg())
-                    write_report(args, meta, runs, generated, loads)
+                    write_report(args, meta, runs, generated, loads,
+                                 os.environ.get("OMP_WAIT_POLICY"))
     finally:
         if args.data_cache is None:
             shutil.rmtree(folder, ignore_errors=True)
