@@ -159,30 +159,41 @@ def _center_and_accelerate_query(grad, scores, lo, hi, center, sfa, nu, relative
         for i in range(lo, hi):
             grad[i] = 0.0
         return
-    if center:
-        gmean = _mean(grad, lo, hi)
-        for i in range(lo, hi):
-            grad[i] -= gmean
-    if sfa != 0.0 and (n > 2 or relative):
-        zmean = _mean(scores, lo, hi)
-        dot = 0.0
-        norm2 = 0.0
-        for i in range(lo, hi):
-            c = scores[i] - zmean
-            dot += grad[i] * c
-            norm2 += c * c
-        if relative and 0 < region < n:
-            _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
-            return
-        if relative:
-            denom2 = norm2 + n * nu * nu
-        else:
-            denom = math.sqrt(norm2) + nu
-            denom2 = denom * denom
-        k = sfa * dot / denom2
-        if k != 0.0:
+    if not (sfa != 0.0 and (n > 2 or relative)):
+        if center:
+            gmean = _mean(grad, lo, hi)
             for i in range(lo, hi):
-                grad[i] -= k * (scores[i] - zmean)
+                grad[i] -= gmean
+        return
+    # the same sums as centring, then the radial products, in two passes instead of four: each
+    # sum is still taken in document order, so the values are those of the separate passes
+    grad_total = 0.0
+    score_total = 0.0
+    for i in range(lo, hi):
+        grad_total += grad[i]
+        score_total += scores[i]
+    gmean = grad_total / n if center else 0.0
+    zmean = score_total / n
+    dot = 0.0
+    norm2 = 0.0
+    for i in range(lo, hi):
+        g = grad[i] - gmean
+        grad[i] = g
+        c = scores[i] - zmean
+        dot += g * c
+        norm2 += c * c
+    if relative and 0 < region < n:
+        _subtract_region_radial(grad, scores, lo, hi, dot, sfa, nu, region)
+        return
+    if relative:
+        denom2 = norm2 + n * nu * nu
+    else:
+        denom = math.sqrt(norm2) + nu
+        denom2 = denom * denom
+    k = sfa * dot / denom2
+    if k != 0.0:
+        for i in range(lo, hi):
+            grad[i] -= k * (scores[i] - zmean)
 
 
 @njit(cache=True, parallel=True)

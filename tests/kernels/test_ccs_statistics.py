@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from _reference import (
@@ -26,6 +28,7 @@ from _reference import (
 )
 
 from stochrank_objectives import draw_noise, metrics, stochastic_rank_gradient
+from stochrank_objectives.kernels.noise_scale import center_and_accelerate
 
 Z = np.array([0.4, 0.0, 0.0, -0.3, 0.4])  # two tied pairs
 CASES = {
@@ -174,6 +177,49 @@ def test_centring_and_sfa_formula():
     for lo, hi in zip(offs[:-1], offs[1:]):
         exp = center_sfa_query(raw[lo:hi], scores[lo:hi], center=False, sfa=1.0, nu=0.01)
         np.testing.assert_allclose(out[lo:hi], exp, rtol=1e-12, atol=1e-15)
+
+
+def _sequential_center_sfa(grad, scores, center, sfa, nu, relative):
+    """The centring and radial correction of one query with every sum taken in document order,
+    one operation at a time (the kernel's rounding, whatever passes it fuses)."""
+    g = [float(v) for v in grad]
+    z = [float(v) for v in scores]
+    n = len(g)
+    if center:
+        total = 0.0
+        for v in g:
+            total += v
+        g = [v - total / n for v in g]
+    total = 0.0
+    for v in z:
+        total += v
+    zmean = total / n
+    dot = norm2 = 0.0
+    for gi, zi in zip(g, z):
+        c = zi - zmean
+        dot += gi * c
+        norm2 += c * c
+    denom2 = norm2 + n * nu * nu if relative else (math.sqrt(norm2) + nu) ** 2
+    k = sfa * dot / denom2
+    return np.array([gi - k * (zi - zmean) if k != 0.0 else gi for gi, zi in zip(g, z)])
+
+
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("relative", [True, False])
+def test_centring_and_sfa_round_as_sequential_sums(center, relative):
+    """The kernel's fused passes give, bit for bit, the sums of separate passes in document
+    order (a change of summation order would show here as a last-bit difference)."""
+    rng = np.random.default_rng(7)
+    sizes = [3, 7, 40, 129]
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    scores = rng.standard_normal(offs[-1]) * 3.0 + 1.0
+    grad = rng.standard_normal(offs[-1]) * 1e-3
+    out = grad.copy()
+    center_and_accelerate(out, scores, offs, center, 1.0, 0.7, relative)
+    for lo, hi in zip(offs[:-1], offs[1:]):
+        expected = _sequential_center_sfa(grad[lo:hi], scores[lo:hi], center, 1.0, 0.7,
+                                          relative)
+        assert np.array_equal(out[lo:hi], expected)
 
 
 def test_sfa_is_orthogonal_to_centred_scores_as_nu_vanishes():
