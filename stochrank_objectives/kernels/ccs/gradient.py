@@ -8,6 +8,7 @@ the noisy scores, :mod:`.gaussian` for the conditional law), and gives the summa
 (direct sums here, :mod:`.fast_sums` through :mod:`.gauss_transform`) only the sorted sample.
 """
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..common import query_cutoff_weights, query_rows
 from ..rng import fill_noise_row, noise_rows
 from .fast_sums import (CascadeJumps, CountingJumps, FirstZero, SortedSample, cascade_fast_sums,
                         counting_fast_sums, first_zero_below, use_fast_sums)
-from .gauss_transform import INV_SQRT2, hermite_functions, scaled_powers
+from .gauss_transform import INV_SQRT2, hermite_functions, one_sided_gauss_sums, scaled_powers
 from .gaussian import (DEFAULT_WINDOW, FASTMATH, INV_SQRT_2PI, conditional_law, conditional_mean,
                        conditional_means, gaussian_kernel, in_window, outside_buffers,
                        subtract_outside)
@@ -519,9 +520,45 @@ def ccs_gradient(shifted, metric, noise, query_offsets, query_sigma, options, n_
     (:func:`_cascade_gradient`, :func:`_counting_gradient`), so the first call of a metric
     compiles only its own kernel, which the driver's loop calls directly.
     """
+    _load_own_libraries_first(options)
     driver = _counting_gradient if options.counting else _cascade_gradient
     return driver(shifted, metric, (noise, query_sigma), query_offsets, options,
                   (n_samples, seed, iteration))
+
+
+_LOADED_FIRST: set = set()
+_LOADING = threading.Lock()
+
+
+def _load_own_libraries_first(options):
+    """Load the fast-math kernels' own libraries (compiled, or from Numba's cache) before the
+    drivers, leaves first, so that every process runs the same machine code.
+
+    A compiled function that calls another holds a copy of it, linked in and optimised once more
+    with the caller; under fast-math (reassociation) that copy may round differently from the
+    callee's own library. The JIT engine binds a call to the first definition it holds: in a
+    process that compiles the kernels, the callee's own library (compiled first, as a dependency);
+    in one that loads the driver from the cache, the driver's copy -- so the first training after
+    an install differed from every later one in the last bits. A call on a two-document query
+    here loads (or compiles) each kernel's own library first in every process, for the argument
+    types the drivers pass (``options`` itself: its field types are the signature's)."""
+    key = bool(options.counting)
+    if key in _LOADED_FIRST:
+        return
+    with _LOADING:
+        if key in _LOADED_FIRST:
+            return
+        n = 2
+        ys = np.array([1.0, 0.0])
+        zeros = np.zeros(n)
+        _clustered_sums(ys, 1, (zeros, zeros, zeros), zeros, zeros, ys, 1.0, 1.0, np.zeros(n))
+        weights = np.zeros((3, n))
+        one_sided_gauss_sums(ys, n, ys, weights, weights, 1.0, 1.0, np.empty((3, n)),
+                             np.empty((3, n)))
+        query = QueryMetric(zeros, np.ones(n), np.ones(n + 1), 1, 1.0)
+        sample = ccs_counting_query if options.counting else ccs_query
+        sample(ys, zeros, 1.0, query, options, 1.0, np.zeros(n), np.empty(12 * n + 2))
+        _LOADED_FIRST.add(key)
 
 
 @njit(cache=True, inline="always")
