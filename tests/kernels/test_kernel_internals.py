@@ -1,5 +1,5 @@
 """Internals of the kernels: the vectorisable Gaussian kernel, the counter-based noise streams and
-the unit-mean hessian's in-place rescaling."""
+the unit-mean hessian's in-place rescaling, the per-query noise scale."""
 
 import math
 
@@ -10,7 +10,8 @@ from numba import njit
 
 from stochrank_objectives import draw_noise
 from stochrank_objectives.kernels.ccs import gaussian_kernel
-from stochrank_objectives.kernels.noise_scale import region_floor, scale_in_place
+from stochrank_objectives.kernels.noise_scale import (query_noise_scale, region_floor,
+                                                       scale_in_place)
 from stochrank_objectives.kernels.rng import draw_grouped_normals
 
 
@@ -116,3 +117,37 @@ def test_region_floor_is_the_sorted_lists_value_with_ties_infinities_and_nan():
             got = region_floor(z, 0, n, region)
             assert got == want or (np.isnan(got) and np.isnan(want)), (z, region)
         np.testing.assert_array_equal(z, before)  # the scores are not reordered
+
+
+def _sequential_scale(z, sigma, nu):
+    """``sigma sqrt(ss / n + nu^2)`` of one whole list, every sum in document order."""
+    if len(z) == 0:
+        return sigma * math.sqrt(0.0 + nu * nu)
+    total = 0.0
+    for v in z:
+        total += float(v)
+    mean = total / len(z)
+    ss = 0.0
+    for v in z:
+        ss += (float(v) - mean) * (float(v) - mean)
+    return sigma * math.sqrt(ss / len(z) + nu * nu)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_whole_list_noise_scale_is_the_sequential_sums_bit_for_bit(threads):
+    """Relative smoothing over whole lists runs two queries side by side: each query's sums
+    must still be those taken in document order (odd and even query counts, empty, one- and
+    two-document queries, either of a pair the longer)."""
+    rng = np.random.default_rng(11)
+    for sizes in ([5, 0, 1, 2, 130, 7, 3], [40, 129, 129, 40], [17]):
+        offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        scores = rng.standard_normal(offs[-1]) * 2.5 - 0.3
+        previous = numba.get_num_threads()
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            got = query_noise_scale(scores, offs, 0.3, 0.05, True, 0)
+        finally:
+            numba.set_num_threads(previous)
+        expected = [_sequential_scale(scores[lo:hi], 0.3, 0.05)
+                    for lo, hi in zip(offs[:-1], offs[1:])]
+        assert got.tolist() == expected
