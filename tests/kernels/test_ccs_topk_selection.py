@@ -14,6 +14,7 @@ on one and two threads.
 
 from __future__ import annotations
 
+import math
 import zlib
 
 import numpy as np
@@ -32,6 +33,9 @@ from stochrank_objectives.kernels.ccs import (
     ccs_counting_query,
     ccs_query,
 )
+from stochrank_objectives.kernels.ccs.gradient import QUERY_WORK
+from stochrank_objectives.kernels.ccs.noisy_order import (INSERTION_SELECT_MAX,
+                                                         _select_noisy_scores)
 
 TOL = 1e-10
 
@@ -94,14 +98,15 @@ def _query_args(metric, opts, top, scores, labels, noise):
 def _sample(spec, path, shifted, gain, cont, noise, pos_weight, t, scale, sigma, translation):
     n = shifted.size
     out = np.zeros(n)
-    work = np.full(12 * n + 2, np.nan)  # stale scratch must not leak into the result
+    work = np.full(QUERY_WORK * n + 2, np.nan)  # stale scratch must not leak into the result
+    index_work = np.full(2 * n, -1, dtype=np.int64)
     query = QueryMetric(gain, cont, pos_weight, t, scale)
     options = CCSOptions(translation=translation, window=9.0, path=path,
                          average=spec.row.average)
     if spec.is_counting:
-        ccs_counting_query(shifted, noise, sigma, query, options, 1.0, out, work)
+        ccs_counting_query(shifted, noise, sigma, query, options, 1.0, out, work, index_work)
     else:
-        ccs_query(shifted, noise, sigma, query, options, 1.0, out, work)
+        ccs_query(shifted, noise, sigma, query, options, 1.0, out, work, index_work)
     return out
 
 
@@ -219,3 +224,78 @@ def test_worst_case_order_still_selects_correctly():
             assert err <= TOL, (metric, top, err)
             assert np.count_nonzero(full) > 0, (metric, top)
     assert offs[-1] == n
+
+
+def _assert_noisy_scores(got, expected):
+    """The selected noisy scores ``a + sigma e``, to the rounding of one multiply-add: the
+    kernel's machine code may fuse it (an FMA) where a fast-math caller holds the copy that
+    a call binds to, NumPy never does."""
+    np.testing.assert_allclose(got, expected, rtol=4e-16, atol=1e-300)
+
+
+@pytest.mark.parametrize("m", [1, 2, 11, INSERTION_SELECT_MAX, INSERTION_SELECT_MAX + 1, 61])
+@pytest.mark.parametrize("arrangement", ["random", "ascending", "descending"])
+def test_selection_is_the_sorted_prefix_exactly(m, arrangement):
+    """Both selections (insertion up to INSERTION_SELECT_MAX, the heap beyond) return the
+    first ``m`` documents of the descending noisy order and their noisy scores, exactly, in
+    any arrangement of the documents (ascending: every score enters the selection)."""
+    n = 200
+    rng = np.random.default_rng(m)
+    shifted = rng.standard_normal(n) * 3.0
+    if arrangement != "random":
+        shifted = np.sort(shifted)[::-1 if arrangement == "descending" else 1].copy()
+    noise = rng.standard_normal(n)
+    sigma = 0.01 if arrangement != "random" else 0.7
+    ys = np.empty(n)
+    order = _select_noisy_scores(shifted, noise, sigma, m, ys, np.empty(m, dtype=np.int64))
+    noisy = shifted + sigma * noise
+    expected = np.argsort(-noisy, kind="stable")[:m]
+    assert order.tolist() == expected.tolist()
+    _assert_noisy_scores(ys[:m], noisy[expected])
+
+
+def test_selection_matches_the_sort_on_many_random_queries():
+    """NDCG@10's grown cutoffs (m = max(10, n / 10) + 1) on random lists of 33 to 600: the
+    insertion's switch to the heap happens at any document, the last one included."""
+    rng = np.random.default_rng(5)
+    switched_late = 0
+    for n in rng.integers(33, 600, 400):
+        m = min(max(10, -(-int(n) // 10)), n - 1) + 1
+        shifted = rng.standard_normal(n) + 0.5 * rng.integers(0, 5, n)
+        if n % 3 == 0:  # ascending, then a few random: the switch comes late
+            shifted = np.concatenate([np.sort(shifted[:-3]), shifted[-3:]])
+            switched_late += 1
+        noise = rng.standard_normal(n)
+        ys = np.empty(n)
+        order = _select_noisy_scores(shifted, noise, 0.2, m, ys, np.empty(m, dtype=np.int64))
+        noisy = shifted + 0.2 * noise
+        expected = np.argsort(-noisy, kind="stable")[:m]
+        assert order.tolist() == expected.tolist(), n
+        _assert_noisy_scores(ys[:m], noisy[expected])
+    assert switched_late > 50
+
+
+def _switch_at_last_document(m):
+    """The list length at which ascending documents exhaust the insertion's budget (``n + m^2
+    (1/2 + ln(n / m))`` moves) exactly at the last document."""
+    for n in range(m + 1, 1000):
+        budget = n + m * m * (0.5 + math.log(n / m))
+        moved = 0
+        for i in range(n):
+            moved += min(i, m - 1)  # ascending: each document goes to the top
+            if budget < moved and i >= m:
+                break
+        if i == n - 1 and budget < moved:
+            return n
+    raise AssertionError(m)
+
+
+@pytest.mark.parametrize("m", [4, 11, INSERTION_SELECT_MAX])
+def test_selection_switching_to_the_heap_at_the_last_document(m):
+    n = _switch_at_last_document(m)
+    shifted = np.linspace(0.0, 10.0, n)
+    noise = np.zeros(n)
+    ys = np.empty(n)
+    order = _select_noisy_scores(shifted, noise, 1.0, m, ys, np.empty(m, dtype=np.int64))
+    assert order.tolist() == list(range(n - 1, n - 1 - m, -1))
+    _assert_noisy_scores(ys[:m], shifted[::-1][:m])

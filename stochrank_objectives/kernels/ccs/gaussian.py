@@ -83,13 +83,15 @@ def in_window(term, y, mean, half_width):
 
 
 @njit(cache=True, inline="always")
-def outside_buffers(shifted, noise, noise_sum, sigma, translation):
-    """``(means, acc)``: every document's conditional mean and a zeroed accumulator."""
+def outside_buffers(shifted, noise, noise_sum, sigma, translation, scratch):
+    """``(means, acc)``: every document's conditional mean and a zeroed accumulator, in the
+    first ``2 n`` floats of ``scratch`` (no allocation per query)."""
     n = shifted.shape[0]
-    means = np.empty(n)
-    acc = np.zeros(n)
+    means = scratch[:n]
+    acc = scratch[n:2 * n]
     for i in range(n):
         means[i] = conditional_mean(shifted[i], noise[i], noise_sum, n, sigma, translation)
+        acc[i] = 0.0
     return means, acc
 
 

@@ -65,6 +65,14 @@ class QueryMetric(NamedTuple):
     scale: float
 
 
+# Scratch floats per document: the cascade kernel's own (its coefficient arrays; plus 2), the
+# counting kernel's, and the sums of the documents outside the selected breakpoints (means,
+# accumulator and the gathered rows) after either; _query_samples adds the noise row.
+CASCADE_WORK = 11
+COUNTING_WORK = 6
+OUTSIDE_WORK = 6
+QUERY_WORK = max(CASCADE_WORK, COUNTING_WORK) + OUTSIDE_WORK + 1
+
 # Up to this many breakpoints, the documents outside them sum breakpoint-major (vectorised,
 # but blind to the window); beyond, per document over its window. With widely spread scores
 # (most breakpoints outside each window) the breakpoint-major sums cost 2x the sort path at
@@ -182,7 +190,8 @@ def _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width,
 
 
 @njit(cache=True, inline="always", fastmath=FASTMATH)
-def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
+def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc,
+                            scratch, rows):
     """``acc[i] = sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` (``(A, B, C)``
     = ``jumps_above``) over the breakpoints within ``half_width`` of ``m_i``: the sums of the
     documents below every breakpoint that can jump (selection path), which need no position.
@@ -193,7 +202,8 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
     (the window is a mask with the bounds of :func:`breakpoint_window`); many: per document
     over its window only. Means clustered within a tenth of a deviation (equal scores, as at
     iteration 0, when every window holds every breakpoint): one Taylor series,
-    :func:`_clustered_sums`."""
+    :func:`_clustered_sums`. ``scratch`` (``4 n`` floats) and ``rows`` (``n`` integers) hold
+    the gathered rows."""
     if n_up == 0:
         return
     if _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
@@ -216,7 +226,6 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
                 total += (gi * up_a[u] - up_b[u] + di * up_c[u]) * gaussian_kernel(x)
             acc[i] = total
         return
-    rows = np.empty(n, dtype=np.int64)
     n_rows = 0
     for i in range(n):
         if means[i] >= lowest_reached:
@@ -225,15 +234,16 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
     if 2 * n_rows > n:  # gathering would cost more than it saves (e.g. equal scores)
         _breakpoint_major_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc)
         return
-    row_mean = np.empty(n_rows)
-    row_gain = np.empty(n_rows)
-    row_cont = np.empty(n_rows)
-    row_acc = np.zeros(n_rows)
+    row_mean = scratch[:n_rows]
+    row_gain = scratch[n:n + n_rows]
+    row_cont = scratch[2 * n:2 * n + n_rows]
+    row_acc = scratch[3 * n:3 * n + n_rows]
     for k in range(n_rows):
         i = rows[k]
         row_mean[k] = means[i]
         row_gain[k] = gain[i]
         row_cont[k] = cont[i]
+        row_acc[k] = 0.0
     _breakpoint_major_sums(ys, n_up, jumps_above, row_gain, row_cont, row_mean, inv_s,
                            half_width, row_acc)
     for k in range(n_rows):
@@ -241,12 +251,14 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def ccs_query(shifted, noise, sigma, query, options, factor, out, work):
+def ccs_query(shifted, noise, sigma, query, options, factor, out, work, index_work):
     """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for one query into ``out``.
 
     ``shifted``: the shifted scores ``a``; ``noise``: the unit normals ``e``; ``query``: a
     :class:`QueryMetric`; ``options``: the :class:`CCSOptions` (``translation``, ``window``,
-    ``path``). ``work`` is scratch space of at least ``11 * n + 2`` floats.
+    ``path``). ``work`` is scratch space of at least ``CASCADE_WORK * n + 2`` floats,
+    ``index_work`` of ``2 * n`` integers (nothing is allocated per sample on the selection
+    path).
 
     With the sampled order fixed, the jump at the breakpoint in position ``u`` is affine in
     the moving document's ``(g_i, d_i)``: for a breakpoint above it (slot ``t = u``)
@@ -284,7 +296,8 @@ def ccs_query(shifted, noise, sigma, query, options, factor, out, work):
     down_a = work[8 * n + 2:9 * n + 2]
     down_b = work[9 * n + 2:10 * n + 2]
     down_c = work[10 * n + 2:11 * n + 2]
-    order = order_noisy_scores(shifted, noise, sigma, m, select, ys)
+    outside = work[CASCADE_WORK * n + 2:(CASCADE_WORK + OUTSIDE_WORK) * n + 2]
+    order = order_noisy_scores(shifted, noise, sigma, m, select, ys, index_work[:n])
     n_ordered = order.shape[0]
     # Only breakpoints at positions u <= n_slots can jump, and none beyond a zero continuation.
     n_search = min(n_slots + 1, n_ordered)
@@ -351,9 +364,9 @@ def ccs_query(shifted, noise, sigma, query, options, factor, out, work):
         return
     # The other documents sit below every breakpoint that can jump (the ordered documents'
     # sums, done above, are zeroed by subtract_outside).
-    means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation)
+    means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation, outside)
     _above_every_breakpoint(ys, up_end, (up_a, up_b, up_c), gain, cont, means, inv_s, window * s,
-                            acc)
+                            acc, outside[2 * n:], index_work[n:])
     subtract_outside(order, coef, acc, out)
 
 
@@ -370,14 +383,15 @@ def _count_weight(h, average, decay, depth):
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work):
+def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work, index_work):
     """Add ``factor`` x one CCS sample of ``d L_sigma / d z`` for Precision@k, AP@k or MRR
     with a reach.
 
     ``query.gain`` is the binary relevance (``query.continuation`` is not read);
     ``options.average`` picks AP over Precision, ``options.count_decay`` and
-    ``options.count_depth`` weigh the relevant documents above (MRR's reach); ``work`` is
-    scratch space of at least ``6 * n`` floats. The loss is
+    ``options.count_depth`` weigh the relevant documents above (MRR's reach); ``work`` and
+    ``index_work`` are scratch space of ``COUNTING_WORK * n`` floats and ``2 * n`` integers.
+    The loss is
     ``L = -scale * sum_{p<T} w_p rel_{s_p} c(H_{p-1})`` with the prefix count ``H_{p-1}`` of
     relevant documents above position ``p`` and
 
@@ -423,7 +437,8 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
     up_if_irrelevant = work[3 * n:4 * n]
     down_if_relevant = work[4 * n:5 * n]
     down_if_irrelevant = work[5 * n:6 * n]
-    order = order_noisy_scores(shifted, noise, sigma, n_search, select, ys)
+    outside = work[COUNTING_WORK * n:(COUNTING_WORK + OUTSIDE_WORK) * n]
+    order = order_noisy_scores(shifted, noise, sigma, n_search, select, ys, index_work[:n])
     n_ordered = order.shape[0]
     for p in range(n_search):
         rels[p] = relevant[order[p]]
@@ -476,12 +491,12 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work)
         return
     # below every breakpoint: only the "above" sum, as in ccs_query with the coefficient
     # written ``rel * (up_rel - up_irr) + up_irr`` (relevance is binary)
-    means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation)
+    means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation, outside)
     slope = up_if_relevant[:up_end] - up_if_irrelevant[:up_end]
     no_continuation_term = np.zeros(up_end)
     jumps_above = (slope, -up_if_irrelevant[:up_end], no_continuation_term)
     _above_every_breakpoint(ys, up_end, jumps_above, relevant, relevant, means, inv_s,
-                            window * s, acc)
+                            window * s, acc, outside[2 * n:], index_work[n:])
     subtract_outside(order, coef, acc, out)
 
 
@@ -557,7 +572,8 @@ def _load_own_libraries_first(options):
                              np.empty((3, n)))
         query = QueryMetric(zeros, np.ones(n), np.ones(n + 1), 1, 1.0)
         sample = ccs_counting_query if options.counting else ccs_query
-        sample(ys, zeros, 1.0, query, options, 1.0, np.zeros(n), np.empty(12 * n + 2))
+        sample(ys, zeros, 1.0, query, options, 1.0, np.zeros(n), np.empty(QUERY_WORK * n + 2),
+               np.empty(2 * n, dtype=np.int64))
         _LOADED_FIRST.add(key)
 
 
@@ -580,8 +596,9 @@ def _query_samples(q, shifted, metric, smoothing, query_offsets, options, stream
     if not active:
         return
     n = hi - lo
-    work = np.empty(12 * n + 2)
-    buf = work[11 * n + 2:]
+    work = np.empty(QUERY_WORK * n + 2)  # the kernels' scratch, then the noise row
+    buf = work[(QUERY_WORK - 1) * n + 2:]
+    index_work = np.empty(2 * n, dtype=np.int64)
     weights, cutoff = query_cutoff_weights(metric.position_weights, metric.cutoff,
                                            metric.query_cutoff, q)
     query = QueryMetric(metric.gain[lo:hi], metric.continuation[lo:hi], weights, cutoff,
@@ -590,7 +607,7 @@ def _query_samples(q, shifted, metric, smoothing, query_offsets, options, stream
         fill_noise_row(noise, k, lo, seed, iteration, q, buf[:n - n_fixed])
         buf[n - n_fixed:] = 0.0
         sample(shifted[lo:hi], buf, query_sigma[q], query, options, 1.0 / n_rows, out[lo:hi],
-               work)
+               work, index_work)
 
 
 @njit(cache=True, parallel=True)

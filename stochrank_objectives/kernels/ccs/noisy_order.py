@@ -2,9 +2,12 @@
 
 A CCS sample needs the noisy scores ``y = a + sigma * e`` of a query in descending order -- all
 of them (argsort, ``O(n log n)``), or only the ``m`` best when only those can be breakpoints
-with a jump (a min-heap selection, ``O(n + m log m)`` in a random order); ``path`` picks
+with a jump (kept sorted by insertion for small ``m``, else a min-heap: ``O(n + m log m)`` in a
+random order); ``path`` picks
 between them (``PATH_*`` below), and selects the per-document summation of the sort path.
 """
+
+import math
 
 import numpy as np
 from numba import njit
@@ -67,9 +70,10 @@ def use_selection(path, m, n):
 
     Selection costs ``O(n + R log m + m log m)`` (a min-heap of the ``m`` best: each noisy
     score is compared with the heap's minimum, ``R`` of them replace it, about ``m ln(n/m)``
-    in a random order and at most ``n``), the full sort ``O(n log n)``. Automatic rule: select
-    when ``m * SELECT_FACTOR <= n``. Measured per ``ccs_query`` call (NDCG, n = 12 to 1000,
-    random document order, on a loaded 2-core machine), selection took 0.06-0.8x the sort
+    in a random order and at most ``n``; up to ``INSERTION_SELECT_MAX`` selected, ``O(n + R m)``
+    by insertion, cheaper there), the full sort ``O(n log n)``. Automatic rule: select
+    when ``m * SELECT_FACTOR <= n``. Measured per ``ccs_query`` call, with the heap (NDCG,
+    n = 12 to 1000, random document order, on a loaded 2-core machine), selection took 0.06-0.8x the sort
     path's time for m <= 11 (the smaller m / n, the less), 0.8-0.9x at m = n / 3 and
     0.96-1.06x at m = n / 2. Worst case measured: documents in ascending order of widely
     spread scores (every score replaces the heap's minimum, few breakpoints in each window):
@@ -96,23 +100,61 @@ def _sort_noisy_scores(shifted, noise, sigma, ys):
     return order
 
 
-@njit(cache=True)
-def _select_noisy_scores(shifted, noise, sigma, m, ys):
-    """Fill ``ys[:m]`` with the ``m`` largest noisy scores in descending order; return their
-    documents (``order``, length ``m``).
+# Up to this many selected, the best so far are kept sorted by insertion while that costs
+# fewer than ``2 n + m^2`` moves (on MSLR-shaped lists at NDCG@10's grown cutoffs, m = 11-32 and
+# the documents in a random order, 0.65x the heap's time), then, or for more, in a min-heap
+# (O(log m) per document entering): documents in ascending order, where every one enters,
+# would cost m moves each (2.2x the full sort at m = 32, n = 100-1000).
+INSERTION_SELECT_MAX = 32
 
-    A min-heap of the best ``m`` so far; then heap sort (the minimum goes to the end), which
-    leaves ``ys[:m]`` descending. Ties have probability zero.
+
+@njit(cache=True)
+def _select_noisy_scores(shifted, noise, sigma, m, ys, order):
+    """Fill ``ys[:m]`` with the ``m`` largest noisy scores in descending order and ``order``
+    (length ``m``) with their documents; return ``order``.
+
+    ``m <= INSERTION_SELECT_MAX``: the best so far, descending, in ``ys[:m]``; a noisy score
+    above the lowest of them is inserted in its place (the lowest drops out). Once that has
+    moved ``2 n + m^2`` entries (documents in ascending order), or for a larger ``m``: a
+    min-heap of the best ``m`` so far (the descending buffer reversed is one), then heap sort
+    (the minimum goes to the end), which leaves ``ys[:m]`` descending. Ties have probability
+    zero.
     """
     n = shifted.shape[0]
-    order = np.empty(m, dtype=np.int64)
-    for i in range(m):
-        ys[i] = shifted[i] + sigma * noise[i]
-        order[i] = i
-    for pos in range(m // 2 - 1, -1, -1):
-        sift_down_min(ys, order, pos, m)
+    first_heaped = m  # the first document the heap takes
+    if m <= INSERTION_SELECT_MAX:
+        budget = n + m * m * (0.5 + math.log(n / m))  # twice a random order's moves
+        first_heaped = -1  # none: the insertion took every document
+        for i in range(n):
+            y = shifted[i] + sigma * noise[i]
+            if i < m:
+                j = i
+            elif y > ys[m - 1]:
+                j = m - 1
+            else:
+                continue
+            budget -= j
+            while j > 0 and ys[j - 1] < y:
+                ys[j] = ys[j - 1]
+                order[j] = order[j - 1]
+                j -= 1
+            ys[j] = y
+            order[j] = i
+            budget += j
+            if budget < 0 and i >= m:
+                first_heaped = i + 1
+                _reverse(ys, order, m)  # descending -> ascending, a min-heap
+                break
+        if first_heaped < 0:
+            return order
+    else:
+        for i in range(m):
+            ys[i] = shifted[i] + sigma * noise[i]
+            order[i] = i
+        for pos in range(m // 2 - 1, -1, -1):
+            sift_down_min(ys, order, pos, m)
     lowest = ys[0]
-    for i in range(m, n):
+    for i in range(first_heaped, n):
         y = shifted[i] + sigma * noise[i]
         if y > lowest:
             ys[0] = y
@@ -128,6 +170,15 @@ def _select_noisy_scores(shifted, noise, sigma, m, ys):
         order[0] = doc
         sift_down_min(ys, order, 0, end)
     return order
+
+
+@njit(cache=True, inline="always")
+def _reverse(ys, order, m):
+    """Reverse ``ys[:m]`` and ``order[:m]`` in place."""
+    for j in range(m // 2):
+        k = m - 1 - j
+        ys[j], ys[k] = ys[k], ys[j]
+        order[j], order[k] = order[k], order[j]
 
 
 @njit(cache=True)
@@ -198,9 +249,10 @@ def kth_relevant_position(shifted, relevant, noise, sigma, k):
 
 
 @njit(cache=True, inline="always")
-def order_noisy_scores(shifted, noise, sigma, m, select, ys):
-    """The ``m`` best documents by noisy score, descending (their scores in ``ys[:m]``) if
-    ``select``; else the full order (``m`` is then ignored, all ``n`` scores in ``ys``)."""
+def order_noisy_scores(shifted, noise, sigma, m, select, ys, order_buffer):
+    """The ``m`` best documents by noisy score, descending (their scores in ``ys[:m]``, the
+    documents in ``order_buffer[:m]``) if ``select``; else the full order (``m`` is then
+    ignored, all ``n`` scores in ``ys``, the order a new array)."""
     if select:
-        return _select_noisy_scores(shifted, noise, sigma, m, ys)
+        return _select_noisy_scores(shifted, noise, sigma, m, ys, order_buffer[:m])
     return _sort_noisy_scores(shifted, noise, sigma, ys)
