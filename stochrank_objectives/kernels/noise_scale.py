@@ -93,7 +93,7 @@ def _query_scale(scores, lo, hi, sigma, nu, relative, region):
     return sigma * math.sqrt(var + nu * nu)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _two_spreads(scores, lo0, lo1, hi1):
     """The whole-list ``ss / n`` of :func:`_region_spread` (0 for an empty query) of the
     adjacent queries ``lo0:lo1`` and ``lo1:hi1``. Each sum runs in document order, so the
@@ -102,20 +102,21 @@ def _two_spreads(scores, lo0, lo1, hi1):
     independent chains overlap (half the time of :func:`_query_scale` on lists of ~100)."""
     n0 = lo1 - lo0
     n1 = hi1 - lo1
+    common = n0 if n0 < n1 else n1  # (no min(): one overload fewer to compile on a first fit)
     total0 = 0.0
     total1 = 0.0
-    for j in range(min(n0, n1)):
+    for j in range(common):
         total0 += scores[lo0 + j]
         total1 += scores[lo1 + j]
     for j in range(n1, n0):
         total0 += scores[lo0 + j]
     for j in range(n0, n1):
         total1 += scores[lo1 + j]
-    mean0 = total0 / max(n0, 1)
-    mean1 = total1 / max(n1, 1)
+    mean0 = total0 / n0 if n0 > 0 else 0.0
+    mean1 = total1 / n1 if n1 > 0 else 0.0
     ss0 = 0.0
     ss1 = 0.0
-    for j in range(min(n0, n1)):
+    for j in range(common):
         c0 = scores[lo0 + j] - mean0
         c1 = scores[lo1 + j] - mean1
         ss0 += c0 * c0
@@ -143,21 +144,21 @@ def query_noise_scale(scores, query_offsets, sigma, nu, relative, region=0):
     """
     n_queries = query_offsets.shape[0] - 1
     out = np.empty(n_queries)
-    if relative and region <= 0:  # the whole lists, two queries at a time (_two_spreads)
-        for pair in prange((n_queries + 1) // 2):
-            q = 2 * pair
-            if q + 1 == n_queries:
-                out[q] = _query_scale(scores, query_offsets[q], query_offsets[q + 1], sigma,
-                                      nu, relative, region)
-                continue
+    # two queries at a time: the whole lists' spreads side by side (_two_spreads); one parallel
+    # loop for every case (each costs a second of compilation on a first fit)
+    for pair in prange((n_queries + 1) // 2):
+        q = 2 * pair
+        if q + 1 < n_queries and relative and region <= 0:
             var0, var1 = _two_spreads(scores, query_offsets[q], query_offsets[q + 1],
                                       query_offsets[q + 2])
             out[q] = sigma * math.sqrt(var0 + nu * nu)
             out[q + 1] = sigma * math.sqrt(var1 + nu * nu)
-        return out
-    for q in prange(n_queries):
+            continue
         out[q] = _query_scale(scores, query_offsets[q], query_offsets[q + 1], sigma, nu,
                               relative, region)
+        if q + 1 < n_queries:
+            out[q + 1] = _query_scale(scores, query_offsets[q + 1], query_offsets[q + 2], sigma,
+                                      nu, relative, region)
     return out
 
 
