@@ -13,8 +13,11 @@ The *floor* is a Numba pass that draws the same noise (same streams) and argsort
 scores of every query -- what any one-sample estimator must at least do; the *noise-only floor*
 draws the noise and adds it to the scores without sorting (a top-k estimator that selects
 instead of sorting can go below the first floor, not below this one). Each estimator is timed
-through ``StochasticRank.grad_hess`` (package defaults: validation, centring and the radial
-correction included), with one sample, on 1 and 2 threads, as the median of ``--repeats`` runs
+as a booster calls it every round: ``StochasticRank.gradient_hessian`` on a ``GroupedData``
+built once (labels and offsets are validated once per training; the scores' check, the noise
+scales, centring, the radial correction and the hessian are in every call; the loose-array
+``grad_hess`` adds ~3 ms per 1.2M documents of validation), package defaults, one sample, on
+1 and 2 threads, as the median of ``--repeats`` runs
 alternating with runs of both floors (same thread count), so load drift on a shared machine hits
 all three; the ratios of the medians are printed like ``NDCG@10: 1.2x floor, 3.9x noise-only
 floor``. Then single full-NDCG queries of ``--single`` sizes (one-sided Gauss transforms), with
@@ -34,6 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from stochrank_objectives import StochasticRank, query_offsets_from_sizes
+from stochrank_objectives.groups import GroupedData
 from stochrank_objectives.kernels.rng import fill_standard_normal, stream_key
 
 from ._mslr import LABEL_PROBS, make_data
@@ -78,7 +82,7 @@ def peak_rss_mib() -> float:
 
 def single_queries(sizes, exact_max, rows):
     """Full NDCG of one query of each size (trained-like scores, package defaults): seconds
-    per ``grad_hess`` with the automatic path (fast sums on such queries) against the floor,
+    per ``gradient_hessian`` with the automatic path (fast sums on such queries) against the floor,
     and with the exact sums (``PATH_SORT``) up to ``exact_max`` documents."""
     lines = ["[single queries, full NDCG, package defaults, median of 3]"]
     print(lines[0])
@@ -87,10 +91,11 @@ def single_queries(sizes, exact_max, rows):
         labels = rng.choice(5, size=n, p=LABEL_PROBS).astype(np.float64)
         scores = 0.5 * labels + rng.standard_normal(n)
         offsets = query_offsets_from_sizes([n])
+        grouped = GroupedData(labels, offsets)
         obj = StochasticRank(metric="NDCG", n_samples=1, seed=0)
         rss_before = peak_rss_mib()
         fast, floor = paired_median_times(
-            [lambda: obj.grad_hess(scores, labels, offsets, 0),
+            [lambda: obj.gradient_hessian(scores, grouped, 0),
              lambda: noise_and_sort_floor(scores, offsets, 1.0, 0, 0)], 3)
         line = (f"  {n:>9,} documents: {fast:.3f} s ({fast / floor:.1f}x floor {floor:.3f} s)")
         if n in SINGLE_TARGETS:
@@ -100,7 +105,7 @@ def single_queries(sizes, exact_max, rows):
                    peak_rss_mib_before=rss_before, peak_rss_mib_after=peak_rss_mib())
         if n <= exact_max:
             exact_obj = StochasticRank(metric="NDCG", n_samples=1, seed=0, summation="exact")
-            exact = paired_median_times([lambda: exact_obj.grad_hess(scores, labels, offsets, 0)],
+            exact = paired_median_times([lambda: exact_obj.gradient_hessian(scores, grouped, 0)],
                                         1)[0]
             line += f"; exact sums {exact:.3f} s ({exact / fast:.0f}x the fast path)"
             row["exact_seconds"] = exact
@@ -128,7 +133,7 @@ CASES = {
 # NDCG's default grown cutoffs) and MRR <= 1.5x, full lists <= 3x
 TARGETS = {"NDCG@10": 1.5, "NDCG@10, grown cutoffs (default)": 1.5, "NDCG": 3.0, "ERR@10": 1.5,
            "MRR": 1.5, "MRR, reach 0.3 (default)": 1.5}
-# Seconds per grad_hess of one full-NDCG query of this many documents.
+# Seconds per gradient_hessian of one full-NDCG query of this many documents.
 SINGLE_TARGETS = {100_000: 0.5, 1_000_000: 6.0}
 
 
@@ -146,6 +151,7 @@ def main(argv=None):
 
     data = make_data(args.docs)
     offsets, labels, states = data.query_offsets, data.labels, data.scores
+    grouped = GroupedData(labels, offsets)  # validated once, as the adapters build it
     n_docs = labels.size
     sizes = np.diff(offsets)
     header = (f"kernel_speed: {n_docs:,} documents, {sizes.size:,} queries "
@@ -173,7 +179,7 @@ def main(argv=None):
                 obj = StochasticRank(n_samples=1, seed=0, **params)
                 rss_before = peak_rss_mib()
                 elapsed, floor, noise_floor = paired_median_times(
-                    [lambda: obj.grad_hess(scores, labels, offsets, 0), floor_fn, noise_fn],
+                    [lambda: obj.gradient_hessian(scores, grouped, 0), floor_fn, noise_fn],
                     args.repeats)
                 ratio = elapsed / floor
                 target = TARGETS.get(name)
