@@ -191,7 +191,7 @@ def _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width,
 
 @njit(cache=True, inline="always", fastmath=FASTMATH)
 def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc,
-                            scratch, rows):
+                            scratch):
     """``acc[i] = sum_{u < n_up} (g_i A_u - B_u + d_i C_u) phi((y_u - m_i) / s)`` (``(A, B, C)``
     = ``jumps_above``) over the breakpoints within ``half_width`` of ``m_i``: the sums of the
     documents below every breakpoint that can jump (selection path), which need no position.
@@ -202,13 +202,14 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
     (the window is a mask with the bounds of :func:`breakpoint_window`); many: per document
     over its window only. Means clustered within a tenth of a deviation (equal scores, as at
     iteration 0, when every window holds every breakpoint): one Taylor series,
-    :func:`_clustered_sums`. ``scratch`` (``4 n`` floats) and ``rows`` (``n`` integers) hold
-    the gathered rows."""
+    :func:`_clustered_sums`. ``scratch``: ``(floats, rows)``, ``4 n`` floats and ``n``
+    integers for the gathered rows."""
     if n_up == 0:
         return
     if _clustered_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc):
         return
     up_a, up_b, up_c = jumps_above
+    floats, rows = scratch
     n = means.shape[0]
     lowest_reached = ys[n_up - 1] - half_width
     if n_up > BREAKPOINT_MAJOR_MAX:
@@ -234,10 +235,10 @@ def _above_every_breakpoint(ys, n_up, jumps_above, gain, cont, means, inv_s, hal
     if 2 * n_rows > n:  # gathering would cost more than it saves (e.g. equal scores)
         _breakpoint_major_sums(ys, n_up, jumps_above, gain, cont, means, inv_s, half_width, acc)
         return
-    row_mean = scratch[:n_rows]
-    row_gain = scratch[n:n + n_rows]
-    row_cont = scratch[2 * n:2 * n + n_rows]
-    row_acc = scratch[3 * n:3 * n + n_rows]
+    row_mean = floats[:n_rows]
+    row_gain = floats[n:n + n_rows]
+    row_cont = floats[2 * n:2 * n + n_rows]
+    row_acc = floats[3 * n:3 * n + n_rows]
     for k in range(n_rows):
         i = rows[k]
         row_mean[k] = means[i]
@@ -366,7 +367,7 @@ def ccs_query(shifted, noise, sigma, query, options, factor, out, work, index_wo
     # sums, done above, are zeroed by subtract_outside).
     means, acc = outside_buffers(shifted, noise, noise_sum, sigma, translation, outside)
     _above_every_breakpoint(ys, up_end, (up_a, up_b, up_c), gain, cont, means, inv_s, window * s,
-                            acc, outside[2 * n:], index_work[n:])
+                            acc, (outside[2 * n:], index_work[n:]))
     subtract_outside(order, coef, acc, out)
 
 
@@ -496,7 +497,7 @@ def ccs_counting_query(shifted, noise, sigma, query, options, factor, out, work,
     no_continuation_term = np.zeros(up_end)
     jumps_above = (slope, -up_if_irrelevant[:up_end], no_continuation_term)
     _above_every_breakpoint(ys, up_end, jumps_above, relevant, relevant, means, inv_s,
-                            window * s, acc, outside[2 * n:], index_work[n:])
+                            window * s, acc, (outside[2 * n:], index_work[n:]))
     subtract_outside(order, coef, acc, out)
 
 
