@@ -73,11 +73,11 @@ def use_selection(path, m, n):
     in a random order and at most ``n``; up to ``INSERTION_SELECT_MAX`` selected, ``O(n + R m)``
     by insertion, cheaper there), the full sort ``O(n log n)``. Automatic rule: select
     when ``m * SELECT_FACTOR <= n``. Measured per ``ccs_query`` call, with the heap (NDCG,
-    n = 12 to 1000, random document order, on a loaded 2-core machine), selection took 0.06-0.8x the sort
-    path's time for m <= 11 (the smaller m / n, the less), 0.8-0.9x at m = n / 3 and
-    0.96-1.06x at m = n / 2. Worst case measured: documents in ascending order of widely
-    spread scores (every score replaces the heap's minimum, few breakpoints in each window):
-    0.15-0.9x for m <= 11, but 1.1-1.3x for m = 26 .. n / 3 (n = 100, 1000).
+    n = 12 to 1000, random document order, on a loaded 2-core machine), selection took
+    0.06-0.8x the sort path's time for m <= 11 (the smaller m / n, the less), 0.8-0.9x at
+    m = n / 3 and 0.96-1.06x at m = n / 2. Worst case measured: documents in ascending order
+    of widely spread scores (every score replaces the heap's minimum, few breakpoints in each
+    window): 0.15-0.9x for m <= 11, but 1.1-1.3x for m = 26 .. n / 3 (n = 100, 1000).
     """
     if path == PATH_SORT or path == PATH_FAST:
         return False
@@ -101,10 +101,11 @@ def _sort_noisy_scores(shifted, noise, sigma, ys):
 
 
 # Up to this many selected, the best so far are kept sorted by insertion while that costs
-# fewer than ``2 n + m^2`` moves (on MSLR-shaped lists at NDCG@10's grown cutoffs, m = 11-32 and
-# the documents in a random order, 0.65x the heap's time), then, or for more, in a min-heap
-# (O(log m) per document entering): documents in ascending order, where every one enters,
-# would cost m moves each (2.2x the full sort at m = 32, n = 100-1000).
+# fewer than ``n + m^2 (1/2 + ln(n / m))`` moves, twice what a random order costs (on
+# MSLR-shaped lists at NDCG@10's grown cutoffs, m = 11-32, 0.65x the heap's time); then, or
+# for more, in a min-heap (O(log m) per document entering): documents in ascending order,
+# where every one enters, would cost m moves each (2.2x the full sort at m = 32, n = 100-1000;
+# 1.3x with the switch).
 INSERTION_SELECT_MAX = 32
 
 
@@ -115,10 +116,10 @@ def _select_noisy_scores(shifted, noise, sigma, m, ys, order):
 
     ``m <= INSERTION_SELECT_MAX``: the best so far, descending, in ``ys[:m]``; a noisy score
     above the lowest of them is inserted in its place (the lowest drops out). Once that has
-    moved ``2 n + m^2`` entries (documents in ascending order), or for a larger ``m``: a
-    min-heap of the best ``m`` so far (the descending buffer reversed is one), then heap sort
-    (the minimum goes to the end), which leaves ``ys[:m]`` descending. Ties have probability
-    zero.
+    moved ``n + m^2 (1/2 + ln(n / m))`` entries (documents in ascending order), or for a
+    larger ``m``: a min-heap of the best ``m`` so far (the descending buffer reversed is one),
+    then heap sort (the minimum goes to the end), which leaves ``ys[:m]`` descending. Ties
+    have probability zero.
     """
     n = shifted.shape[0]
     first_heaped = m  # the first document the heap takes
