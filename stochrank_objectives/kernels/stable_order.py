@@ -1,8 +1,8 @@
 """Stable descending orders of float arrays (ties in input order) for the YetiRank kernels:
 :func:`top_order` (the first ``m`` positions, by a heap) and :func:`bucket_order` /
 :func:`bucket_order_in_range` (the full order, by a bucket sort into a reusable
-:class:`SortWorkspace`); and :func:`sift_down_min`, the min-heap of floats that the CCS
-kernels' top-m selection shares.
+:class:`SortWorkspace`); :func:`keep_best` and :func:`sift_down_min`, the sorted buffer
+and the min-heap of the best values so far, which the CCS kernels' top-m selection shares.
 """
 
 from typing import NamedTuple
@@ -34,6 +34,28 @@ def _sift_down(z, heap, pos, size):
         else:
             break
     heap[pos] = doc
+
+
+@njit(cache=True, inline="always")
+def keep_best(keys, order, kept, length, value, doc):
+    """Insert ``doc`` by ``value`` into the descending ``keys[:kept]`` (``order`` alike), after
+    the values it does not exceed, keeping at most ``length``; returns the new ``kept``, the
+    value that dropped out (``-inf`` when none did) and the position ``doc`` took (``length``
+    when it was not kept; the entries moved are those between it and the old end)."""
+    dropped = -np.inf
+    if kept == length:
+        if not keys[length - 1] < value:
+            return kept, value, length
+        dropped = keys[length - 1]
+        kept -= 1
+    p = kept
+    while p > 0 and keys[p - 1] < value:
+        keys[p] = keys[p - 1]
+        order[p] = order[p - 1]
+        p -= 1
+    keys[p] = value
+    order[p] = doc
+    return kept + 1, dropped, p
 
 
 @njit(cache=True, inline="always")

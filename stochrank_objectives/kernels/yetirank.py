@@ -33,7 +33,8 @@ from numba import njit, prange, uint64
 from .common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
 from .rng import LOGISTIC_SALT, fill_logistic_ratios, fill_standard_normal, stream_key
 from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order,  # noqa: F401
-                           bucket_order_in_range, sift_down_min, sort_workspace, top_order)
+                           bucket_order_in_range, keep_best, sift_down_min, sort_workspace,
+                           top_order)
 
 MODE_CLASSIC = 0
 MODE_DCG = 1
@@ -193,27 +194,6 @@ def proxy_candidates(ratios, e, bound, candidates):
     return count
 
 
-@njit(cache=True, inline="always")
-def _keep_best(keys, order, kept, length, value, doc):
-    """Insert ``doc`` by ``value`` into the descending ``keys[:kept]`` (``order`` alike), after
-    the values it does not exceed, keeping at most ``length``; returns the new ``kept`` and the
-    value that dropped out (``-inf`` when none did)."""
-    dropped = -np.inf
-    if kept == length:
-        if not keys[length - 1] < value:
-            return kept, value
-        dropped = keys[length - 1]
-        kept -= 1
-    p = kept
-    while p > 0 and keys[p - 1] < value:
-        keys[p] = keys[p - 1]
-        order[p] = order[p - 1]
-        p -= 1
-    keys[p] = value
-    order[p] = doc
-    return kept + 1, dropped
-
-
 @njit(cache=True)
 def proxy_order(ratios, e, length, candidates, count, work):
     """The first ``length`` of ``candidates`` by their proxies ``y = ratios e``, descending;
@@ -226,7 +206,7 @@ def proxy_order(ratios, e, length, candidates, count, work):
     out = -np.inf  # the best proxy left out
     for j in range(count):
         doc = candidates[j]
-        kept, dropped = _keep_best(keys, order, kept, length, ratios[doc] * e[doc], doc)
+        kept, dropped, _ = keep_best(keys, order, kept, length, ratios[doc] * e[doc], doc)
         out = max(out, dropped)
     factor = 1.0 - PROXY_MARGIN
     for p in range(1, length):
@@ -246,7 +226,7 @@ def exact_candidate_order(s, ratios, length, candidates, count, work):
     kept = 0
     for j in range(count):
         doc = candidates[j]
-        kept, _ = _keep_best(keys, order, kept, length, math.log(ratios[doc]) + s[doc], doc)
+        kept, _, _ = keep_best(keys, order, kept, length, math.log(ratios[doc]) + s[doc], doc)
     return order[:length]
 
 
