@@ -9,6 +9,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .common import zeroed_outputs
 from .rng import fill_noise_row, noise_rows
 
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -51,7 +52,6 @@ def _dcgrr_query_ccs(z, r, y, sigma, out, prefix, s0, s1):
 
 
 
-@njit(cache=True, parallel=True)
 def dcgrr_ccs(scores, labels, query_offsets, sigma, noise, n_samples, seed, iteration):
     """CCS gradient of ``-E DCG-RR(z + sigma e)``, averaged over the noise draws.
 
@@ -74,8 +74,17 @@ def dcgrr_ccs(scores, labels, query_offsets, sigma, noise, n_samples, seed, iter
     Returns:
       float64 array: the gradient of the loss per document.
     """
+    _, grad, _ = zeroed_outputs(scores.shape[0], 0)
+    _dcgrr_ccs_into(scores, labels, query_offsets, sigma, noise, n_samples, seed, iteration, grad)
+    return grad
+
+
+@njit(cache=True, parallel=True)
+def _dcgrr_ccs_into(scores, labels, query_offsets, sigma, noise, n_samples, seed, iteration,
+                    grad):
+    """:func:`dcgrr_ccs` into the zeroed ``grad`` its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     n_samples = noise_rows(noise, n_samples)
-    grad = np.zeros(scores.shape[0])
     for q in prange(query_offsets.shape[0] - 1):
         lo = query_offsets[q]
         n = query_offsets[q + 1] - lo
@@ -94,7 +103,6 @@ def dcgrr_ccs(scores, labels, query_offsets, sigma, noise, n_samples, seed, iter
             _dcgrr_query_ccs(scores[lo:lo + n], labels[lo:lo + n], y, sigma, out, prefix, s0, s1)
         for i in range(n):
             grad[lo + i] = out[i] / n_samples
-    return grad
 
 
 @njit(cache=True, parallel=True)

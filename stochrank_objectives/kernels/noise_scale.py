@@ -286,16 +286,22 @@ def center_and_accelerate(grad, scores, query_offsets, center, sfa, nu, relative
                                      sfa, nu, relative, translation_invariant, region)
 
 
-@njit(cache=True, parallel=True)
 def abs_over_query_scale(grad, query_offsets, query_scales):
     """``|g_i| / s_q`` for each document ``i`` of query ``q`` (the abs-gradient curvature
     before its floor): one parallel pass instead of repeating the scales per document."""
+    # NumPy allocates: Numba's large arrays come back from the system page by page each call
     out = np.empty(grad.shape[0])
+    _abs_over_query_scale_into(grad, query_offsets, query_scales, out)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _abs_over_query_scale_into(grad, query_offsets, query_scales, out):
+    """:func:`abs_over_query_scale` into ``out``."""
     for q in prange(query_offsets.shape[0] - 1):
         scale = query_scales[q]
         for i in range(query_offsets[q], query_offsets[q + 1]):
             out[i] = abs(grad[i]) / scale
-    return out
 
 
 @njit(cache=True, parallel=True)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from .common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid, softplus
+from .common import LN2, zeroed_outputs, order_desc, query_rows, sigmoid, softplus
 
 KIND_NDCG = 0
 KIND_MRR = 1
@@ -200,7 +200,6 @@ def _lambdamart_query(s, gains, labels, inv_ideal_q, weights, pair_top, settings
             hess[i] = hes[i] * factor
 
 
-@njit(cache=True, parallel=True)
 def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
                          settings, lookup):
     """LambdaMART lambdas: ``(grad, hess)`` of the loss, per document.
@@ -222,13 +221,22 @@ def lambdamart_grad_hess(scores, gains, labels, query_offsets, inv_ideal, weight
     score_t).
     ``kind``: ``KIND_NDCG`` (``gains``) or ``KIND_MRR`` (``gains`` = relevance 0/1).
     """
-    _, grad, hess = zeroed_loss_grad_hess(scores.shape[0], 0)
+    _, grad, hess = zeroed_outputs(scores.shape[0], 0)
+    _lambdamart_grad_hess_into(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
+                               settings, lookup, grad=grad, hess=hess)
+    return grad, hess
+
+
+@njit(cache=True, parallel=True)
+def _lambdamart_grad_hess_into(scores, gains, labels, query_offsets, inv_ideal, weights, pair_top,
+                               settings, lookup, grad, hess):
+    """:func:`lambdamart_grad_hess` into zeroed outputs its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     for q in prange(query_offsets.shape[0] - 1):
         lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             _lambdamart_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q], weights,
                               pair_top, settings, lookup, grad[lo:hi], hess[lo:hi])
-    return grad, hess
 
 
 @njit(cache=True, parallel=True)
@@ -290,7 +298,6 @@ def _lambdaloss_query(s, gains, labels, inv_ideal_q, sigma, mu, grad, hess):
     return total
 
 
-@njit(cache=True, parallel=True)
 def lambdaloss_ndcg2pp(scores, gains, labels, query_offsets, inv_ideal, sigma, mu):
     """``(loss per query, grad, hess)`` of LambdaLoss NDCG-Loss2++ (weights frozen).
 
@@ -302,13 +309,22 @@ def lambdaloss_ndcg2pp(scores, gains, labels, query_offsets, inv_ideal, sigma, m
         dl/ds_i = -dl/ds_j = -w_ij sigma / ln2 * sigmoid(-sigma (s_i - s_j))
         d2l/ds_i^2 = d2l/ds_j^2 = w_ij sigma^2 / ln2 * p (1 - p),  p = sigmoid(sigma (s_i - s_j)).
     """
-    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, hess = zeroed_outputs(scores.shape[0], query_offsets.shape[0] - 1)
+    _lambdaloss_ndcg2pp_into(scores, gains, labels, query_offsets, inv_ideal, sigma, mu, loss=loss,
+                             grad=grad, hess=hess)
+    return loss, grad, hess
+
+
+@njit(cache=True, parallel=True)
+def _lambdaloss_ndcg2pp_into(scores, gains, labels, query_offsets, inv_ideal, sigma, mu, loss,
+                             grad, hess):
+    """:func:`lambdaloss_ndcg2pp` into zeroed outputs its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     for q in prange(loss.shape[0]):
         lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             loss[q] = _lambdaloss_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q],
                                         sigma, mu, grad[lo:hi], hess[lo:hi])
-    return loss, grad, hess
 
 
 # -- XGBoost rank:ndcg (topk pairs) ------------------------------------------------------------
@@ -345,7 +361,6 @@ def _xgboost_query(s, gains, labels, inv_ideal_q, discounts, pair_top, sigma, gr
             hess[i] *= factor
 
 
-@njit(cache=True, parallel=True)
 def xgboost_lambdarank_ndcg(scores, gains, labels, query_offsets, inv_ideal, discounts, pair_top,
                             sigma, score_norm, norm):
     """``(grad, hess)`` of XGBoost's ``rank:ndcg`` with ``lambdarank_pair_method="topk"``.
@@ -362,11 +377,20 @@ def xgboost_lambdarank_ndcg(scores, gains, labels, query_offsets, inv_ideal, dis
     and with ``norm`` and ``L = sum_pairs 2 (1 - p) sigma W > 0`` the query's grad and hess are
     scaled by ``log2(1 + L) / L``. XGBoost has ``sigma = 1``.
     """
-    _, grad, hess = zeroed_loss_grad_hess(scores.shape[0], 0)
+    _, grad, hess = zeroed_outputs(scores.shape[0], 0)
+    _xgboost_lambdarank_ndcg_into(scores, gains, labels, query_offsets, inv_ideal, discounts,
+                                  pair_top, sigma, score_norm, norm, grad=grad, hess=hess)
+    return grad, hess
+
+
+@njit(cache=True, parallel=True)
+def _xgboost_lambdarank_ndcg_into(scores, gains, labels, query_offsets, inv_ideal, discounts,
+                                  pair_top, sigma, score_norm, norm, grad, hess):
+    """:func:`xgboost_lambdarank_ndcg` into zeroed outputs its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     for q in prange(query_offsets.shape[0] - 1):
         lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             _xgboost_query(scores[lo:hi], gains[lo:hi], labels[lo:hi], inv_ideal[q], discounts,
                            pair_top, sigma, grad[lo:hi], hess[lo:hi], score_norm=score_norm,
                            norm=norm)
-    return grad, hess

@@ -8,7 +8,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .common import LN2, zeroed_loss_grad_hess, order_desc, query_rows, sigmoid
+from .common import LN2, zeroed_outputs, order_desc, query_rows, sigmoid
 
 # -- ApproxNDCG ------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
@@ -53,7 +53,6 @@ def _approx_ndcg_query(s, gains, inv_ideal_q, eta, grad, hess):
     return total
 
 
-@njit(cache=True, parallel=True)
 def approx_ndcg(scores, gains, query_offsets, inv_ideal, eta):
     """``(loss per query, grad, exact hessian diagonal)`` of ApproxNDCG (Qin, Liu, Li 2010).
 
@@ -69,17 +68,24 @@ def approx_ndcg(scores, gains, query_offsets, inv_ideal, eta):
     where ``phi_i'' = -G_i (1 + 2 / (ln2 D_i)) / (ln2 (1 + pi_i)^2 D_i^2)``, ``D_i = log2(1 + pi_i)``,
     ``d pi_k / d s_k = -eta sum_j q_kj`` and ``d pi_i / d s_k = eta q_ik`` for ``i != k``.
     """
-    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, hess = zeroed_outputs(scores.shape[0], query_offsets.shape[0] - 1)
+    _approx_ndcg_into(scores, gains, query_offsets, inv_ideal, eta, loss=loss, grad=grad,
+                      hess=hess)
+    return loss, grad, hess
+
+
+@njit(cache=True, parallel=True)
+def _approx_ndcg_into(scores, gains, query_offsets, inv_ideal, eta, loss, grad, hess):
+    """:func:`approx_ndcg` into zeroed outputs its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     for q in prange(loss.shape[0]):
         lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             loss[q] = _approx_ndcg_query(scores[lo:hi], gains[lo:hi], inv_ideal[q], eta,
                                          grad[lo:hi], hess[lo:hi])
-    return loss, grad, hess
 
 
 # -- ListNet ---------------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
 def listnet(scores, targets, query_offsets, active):
     """``(loss per query, grad, hess)`` of ListNet's top-one cross-entropy.
 
@@ -87,7 +93,15 @@ def listnet(scores, targets, query_offsets, active):
     ``P_s = softmax(s)``; ``loss = -sum_i P_y,i log P_s,i``, ``grad = P_s - P_y``,
     ``hess = P_s (1 - P_s)`` (the exact diagonal). Inactive queries contribute nothing.
     """
-    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, hess = zeroed_outputs(scores.shape[0], query_offsets.shape[0] - 1)
+    _listnet_into(scores, targets, query_offsets, active, loss=loss, grad=grad, hess=hess)
+    return loss, grad, hess
+
+
+@njit(cache=True, parallel=True)
+def _listnet_into(scores, targets, query_offsets, active, loss, grad, hess):
+    """:func:`listnet` into zeroed outputs its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     for q in prange(loss.shape[0]):
         lo, hi, keep = query_rows(query_offsets, active, q)
         if not keep:
@@ -107,7 +121,6 @@ def listnet(scores, targets, query_offsets, active):
             grad[i] = p - targets[i]
             hess[i] = p * (1.0 - p)
         loss[q] = total
-    return loss, grad, hess
 
 
 # -- SmoothNDCG (Chapelle & Wu 2010) ---------------------------------------------------------
@@ -147,7 +160,6 @@ def _smooth_ndcg_query(s, g, inv_ideal_q, weights, smoothing, grad):
     return total
 
 
-@njit(cache=True, parallel=True)
 def smooth_ndcg(scores, gains, query_offsets, inv_ideal, weights, smoothing):
     """``(loss per query, grad)`` of SmoothNDCG (Chapelle & Wu 2010, eqs. 7, 8, 10, appendix B).
 
@@ -165,10 +177,18 @@ def smooth_ndcg(scores, gains, query_offsets, inv_ideal, weights, smoothing):
     differences, which are exact for large scores). ``loss = -A``, ``grad = -dA/ds``; each
     position costs O(m), so a query costs O(m min(m, k)).
     """
-    loss, grad, _ = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, _ = zeroed_outputs(scores.shape[0], query_offsets.shape[0] - 1)
+    _smooth_ndcg_into(scores, gains, query_offsets, inv_ideal, weights, smoothing, loss=loss,
+                      grad=grad)
+    return loss, grad
+
+
+@njit(cache=True, parallel=True)
+def _smooth_ndcg_into(scores, gains, query_offsets, inv_ideal, weights, smoothing, loss, grad):
+    """:func:`smooth_ndcg` into zeroed outputs its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     for q in prange(loss.shape[0]):
         lo, hi, active = query_rows(query_offsets, inv_ideal, q)
         if active:
             loss[q] = -_smooth_ndcg_query(scores[lo:hi], gains[lo:hi], inv_ideal[q], weights,
                                           smoothing, grad[lo:hi])
-    return loss, grad

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange, uint64
 
-from .common import order_desc, query_rows, sigmoid, softplus, zeroed_loss_grad_hess
+from .common import order_desc, query_rows, sigmoid, softplus, zeroed_outputs
 from .rng import LOGISTIC_SALT, fill_logistic_ratios, fill_standard_normal, stream_key
 from .stable_order import (MAX_BUCKET, SortWorkspace, bucket_order,  # noqa: F401
                            bucket_order_in_range, keep_best, sift_down_min, sort_workspace,
@@ -765,7 +765,6 @@ def _yetirank_query(s, labels, gains, discounts, inv_ideal_q, settings, stream, 
     return total
 
 
-@njit(cache=True, parallel=True)
 def yetirank_grad_hess(scores, labels, gains, query_offsets, keep, discounts, settings,
                        iteration, with_loss):
     """``(loss per query, grad, hess)`` of YetiRank / YetiLoss (a :class:`YetiSettings`).
@@ -777,7 +776,17 @@ def yetirank_grad_hess(scores, labels, gains, query_offsets, keep, discounts, se
     query's inverse ideal DCG for NDCG (0: no pairs), else 1. ``gains``, ``discounts``: the
     DCG/NDCG gains per document and the discounts per 0-based position (zero from ``top`` on).
     """
-    loss, grad, hess = zeroed_loss_grad_hess(scores.shape[0], query_offsets.shape[0] - 1)
+    loss, grad, hess = zeroed_outputs(scores.shape[0], query_offsets.shape[0] - 1)
+    _yetirank_grad_hess_into(scores, labels, gains, query_offsets, keep, discounts, settings,
+                             iteration, with_loss, loss=loss, grad=grad, hess=hess)
+    return loss, grad, hess
+
+
+@njit(cache=True, parallel=True)
+def _yetirank_grad_hess_into(scores, labels, gains, query_offsets, keep, discounts, settings,
+                             iteration, with_loss, loss, grad, hess):
+    """:func:`yetirank_grad_hess` into zeroed outputs its caller allocates
+    (:func:`~.common.zeroed_outputs`)."""
     for q in prange(loss.shape[0]):
         lo, hi, active = query_rows(query_offsets, keep, q)
         if active:
@@ -786,4 +795,3 @@ def yetirank_grad_hess(scores, labels, gains, query_offsets, keep, discounts, se
             loss[q] = _yetirank_query(scores[lo:hi], labels[lo:hi], gains[lo:hi], discounts,
                                       keep[q], settings, (iteration, np.int64(q)), with_loss,
                                       grad[lo:hi], hess[lo:hi])
-    return loss, grad, hess
