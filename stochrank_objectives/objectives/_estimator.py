@@ -320,6 +320,12 @@ def noise_scales(scores, offs, sigma, nu, relative, spread_top=None):
         return query_noise_scale(scores, offs, sigma, nu, relative, spread_top or 0)
 
 
+#: documents from which :func:`unit_mean_hessian` rescales in a parallel pass: below, NumPy's two
+#: in-place products take less than launching it (20k documents: 5 us against 43 us, threads_for
+#: included; 200k: 0.1 ms either way)
+PARALLEL_SCALE_FROM = 1 << 16
+
+
 def unit_mean_hessian(grad, hess, doc_weights=None):
     """``(c g, c h)`` with ``c = 1 / mean(h)``: the same Newton leaves ``sum g / sum h`` (without
     L2), a hessian of mean 1.
@@ -341,13 +347,19 @@ def unit_mean_hessian(grad, hess, doc_weights=None):
     :func:`~._protocol.weighted_mean`): a query of weight 0 does not change ``c``.
 
     ``grad`` and ``hess`` are scaled in place and returned (the objectives pass the arrays their
-    call has just made): one parallel pass instead of two copies.
+    call has just made): no copies; NumPy's products below :data:`PARALLEL_SCALE_FROM`
+    documents, one parallel pass from there (the same products either way).
     """
     mean = weighted_mean(hess, doc_weights)
     if not mean > 0.0:
         return grad, hess
+    scale = 1.0 / mean
+    if grad.shape[0] < PARALLEL_SCALE_FROM:  # the same products, without a parallel launch
+        np.multiply(grad, scale, out=grad)
+        np.multiply(hess, scale, out=hess)
+        return grad, hess
     with threads_for(grad.shape[0]):
-        scale_in_place(grad, hess, 1.0 / mean)
+        scale_in_place(grad, hess, scale)
     return grad, hess
 
 

@@ -100,6 +100,22 @@ def test_scale_in_place_gives_numpys_products_bit_for_bit(n, threads):
     assert np.array_equal(grad, want_grad) and np.array_equal(hess, want_hess)
 
 
+@pytest.mark.parametrize("offset", [-1, 0])
+def test_unit_mean_hessian_is_the_same_on_both_sides_of_its_parallel_threshold(offset):
+    # below PARALLEL_SCALE_FROM NumPy multiplies in place, from it the parallel pass does: the
+    # products (and so every model) must not depend on the side
+    from stochrank_objectives.objectives._estimator import PARALLEL_SCALE_FROM, unit_mean_hessian
+
+    n = PARALLEL_SCALE_FROM + offset
+    rng = np.random.default_rng(n)
+    grad, hess = rng.normal(size=n), rng.uniform(0.0, 3.0, size=n)
+    scale = 1.0 / hess.mean()
+    want_grad, want_hess = grad * scale, hess * scale
+    got_grad, got_hess = unit_mean_hessian(grad, hess)
+    assert got_grad is grad and got_hess is hess  # in place
+    assert np.array_equal(got_grad, want_grad) and np.array_equal(got_hess, want_hess)
+
+
 def test_region_floor_is_the_sorted_lists_value_with_ties_infinities_and_nan():
     # region_floor selects instead of sorting: the order statistic must be np.sort's exactly,
     # NaN sorting last as NumPy sorts it
