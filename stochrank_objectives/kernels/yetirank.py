@@ -570,24 +570,24 @@ def top_derivatives(order, labels, gains, discounts, inv_ideal_q, mass, s, e, gr
     return total
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def mass_row_terms(a, e, labels, gains, mass, inv_ideal_q, terms, curvatures, grad, hess):
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"}, inline="always")
+def _mass_row(a, e, labels, gains, mass, inv_ideal_q, grad, hess):
     """The pairs of document ``a`` (it has mass) in :func:`mass_derivatives`, by partner
-    ``b``: their terms added to the partners' ``grad[b]`` and ``hess[b]``, and kept for
-    ``a``'s own sums (:func:`add_row_sums`) -- ``terms[b]``, what the pair adds to ``grad[b]``
-    (``+t`` if ``a`` wins, ``-t`` if ``b`` does; ``grad[a]`` gets its negation),
-    ``curvatures[b]``, what it adds to both hessians, both 0 for a pair that is not ``a``'s
-    (equal labels, or visited from ``b``; ``+0`` leaves every value unchanged: they start at
-    +0 and never hold -0). The same operations as :func:`_add_pair` on the same values, chosen
-    by value instead of by a branch, so that the compiler vectorises the loop
-    (``error_model="numpy"``: no zero check on the division, whose divisor the caller has
-    checked: ``e_a + min(e) > 1e-300``). Inlined into :func:`mass_derivatives` (whose error
-    model it then shares): as a call of its own, the loop's setup (the checks that its arrays do
-    not overlap, the remainder) cost ~90 ns per row, a third of a row of 120 documents."""
+    ``b``: each pair's term added to the partner's ``grad[b]`` and ``hess[b]`` (``+t`` if ``a``
+    wins, ``-t`` if ``b`` does), and ``(sum of -t, sum of the curvatures)``, ``a``'s own sums,
+    returned; a pair that is not ``a``'s (equal labels, or visited from ``b``) adds 0. The same
+    operations as :func:`_add_pair` on the same values, chosen by value instead of by a branch,
+    so that the compiler vectorises the loop, its two own sums included (``fastmath=
+    {"reassoc"}``: they run as one partial sum per vector lane, added up at the end; the only
+    flag, so nothing else is reordered or approximated; ``error_model="numpy"``: no zero check
+    on the division, whose divisor the caller has checked: ``e_a + min(e) > 1e-300``). Inlined
+    into :func:`mass_derivatives`, which has the same flags."""
     la = labels[a]
     ga = gains[a]
     ma = mass[a]
     ea = e[a]
+    own_grad = 0.0
+    own_hess = 0.0
     for b in range(e.shape[0]):
         lb = labels[b]
         mb = mass[b]
@@ -599,51 +599,46 @@ def mass_row_terms(a, e, labels, gains, mass, inv_ideal_q, terms, curvatures, gr
         h = w * rho * (1.0 - rho)
         term = (step if wins else -step) if own else 0.0
         curvature = h if own else 0.0
-        terms[b] = term
-        curvatures[b] = curvature
         grad[b] += term
         hess[b] += curvature
+        own_grad -= term
+        own_hess += curvature
+    return own_grad, own_hess
 
 
-#: rows of :func:`mass_derivatives` whose own sums run together: they are independent, so their
-#: additions overlap instead of waiting on each other
-MASS_ROWS = 4
+@njit(cache=True, inline="always")
+def _guarded_mass_row(a, s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_loss):
+    """:func:`_mass_row` pair by pair with :func:`_add_pair`'s guard (a denominator may
+    underflow), plus the row's loss term when ``with_loss``: ``(own grad, own hess, loss)``."""
+    la = labels[a]
+    ga = gains[a]
+    own_grad = 0.0
+    own_hess = 0.0
+    total = 0.0
+    for b in range(e.shape[0]):
+        lb = labels[b]
+        if lb == la or (b < a and mass[b] != 0.0):   # equal labels, or visited from b
+            continue
+        w = abs(ga - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
+        wins = la > lb
+        denominator = e[a] + e[b]
+        if denominator > 1e-300:
+            rho = (e[b] if wins else e[a]) / denominator
+        else:  # both scores far below the query's best: exp underflows
+            rho = sigmoid(s[b] - s[a] if wins else s[a] - s[b])
+        step = w * rho
+        h = w * rho * (1.0 - rho)
+        grad[b] += step if wins else -step
+        hess[b] += h
+        own_grad -= step if wins else -step
+        own_hess += h
+        if with_loss:
+            total += w * softplus(s[b] - s[a] if wins else s[a] - s[b])
+    return own_grad, own_hess, total
 
 
-@njit(cache=True)
-def add_row_sums(rows, terms, curvatures, grad, hess):
-    """The documents ``rows[j]`` (ascending; ``-1`` pads a short block) get their own sums,
-    ``-terms[j, b]`` and ``curvatures[j, b]`` over ``b`` in order, after every row of the block
-    has added its terms to the partners (:func:`mass_row_terms`): the rows after ``j`` add
-    ``+0`` to ``rows[j]`` (their pair with it is visited from it), so each value gets the same
-    additions in the same order as pair by pair."""
-    g0 = g1 = g2 = g3 = 0.0
-    h0 = h1 = h2 = h3 = 0.0
-    if rows[0] >= 0:
-        g0, h0 = grad[rows[0]], hess[rows[0]]
-    if rows[1] >= 0:
-        g1, h1 = grad[rows[1]], hess[rows[1]]
-    if rows[2] >= 0:
-        g2, h2 = grad[rows[2]], hess[rows[2]]
-    if rows[3] >= 0:
-        g3, h3 = grad[rows[3]], hess[rows[3]]
-    for b in range(grad.shape[0]):  # four running sums apart: this loop is not vectorised
-        g0 -= terms[0, b]
-        g1 -= terms[1, b]
-        g2 -= terms[2, b]
-        g3 -= terms[3, b]
-        h0 += curvatures[0, b]
-        h1 += curvatures[1, b]
-        h2 += curvatures[2, b]
-        h3 += curvatures[3, b]
-    sums = ((g0, h0), (g1, h1), (g2, h2), (g3, h3))
-    for j in range(MASS_ROWS):
-        if rows[j] >= 0:
-            grad[rows[j]], hess[rows[j]] = sums[j]
-
-
-# error_model="numpy": the inlined mass_row_terms divides without a zero check (vectorised)
-@njit(cache=True, error_model="numpy")
+# error_model="numpy", fastmath={"reassoc"}: those of the inlined _mass_row (vectorised)
+@njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_loss):
     """:func:`add_pair_derivatives` of the pairs ``{a, b}`` of documents of different labels of
     which at least one has mass, weight ``|g_a - g_b| (mass_a + mass_b) inv_ideal_q``: the
@@ -652,58 +647,47 @@ def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_lo
     mass (at iteration 0 nearly every document reaches some order's top, so nearly every pair
     has two). Returns the loss term when ``with_loss`` (else 0).
 
-    Without the loss, each row of pairs is added to its partners by :func:`mass_row_terms` (a
-    vectorised loop) and, ``MASS_ROWS`` rows at a time, to its own document by
-    :func:`add_row_sums`: every ``grad`` and ``hess`` gets the same additions in the same order
-    as pair by pair."""
+    Each row of pairs is one vectorised loop (:func:`_mass_row`): every partner ``b`` gets its
+    terms in the order of the rows, as pair by pair, and the row's document its own sums at
+    the end of the row, each summed as one partial sum per vector lane. That is the same sum
+    rounded differently (differences up to ~2e-15 of the largest value against pair by pair):
+    identical on any number of threads and from run to run, while two machines whose compilers
+    choose other vector widths may differ in the last bits. Summed in order instead, four rows
+    side by side in a second pass over stored terms, the pass took 1.6-1.8x as long (20k
+    documents, 10 orders)."""
     n = s.shape[0]
     lowest = np.inf
     for b in range(n):
         lowest = min(lowest, e[b])
-    terms = np.zeros((MASS_ROWS, n))
-    curvatures = np.zeros((MASS_ROWS, n))
-    rows = np.full(MASS_ROWS, -1)
-    block = 0
     total = 0.0
     for a in range(n):
         if mass[a] == 0.0:
             continue
-        if not with_loss and e[a] + lowest > 1e-300:
-            mass_row_terms(a, e, labels, gains, mass, inv_ideal_q, terms[block],
-                           curvatures[block], grad, hess)
-            rows[block] = a
-            block += 1
-            if block == MASS_ROWS:
-                add_row_sums(rows, terms, curvatures, grad, hess)
-                block = 0
-            continue
-        if block > 0:  # the rows before this one first
-            _flush_mass_rows(rows, block, terms, curvatures, grad, hess)
-            block = 0
-        la = labels[a]
-        ga = gains[a]
-        for b in range(n):
-            lb = labels[b]
-            if lb == la or (b < a and mass[b] != 0.0):   # equal labels, or visited from b
-                continue
-            w = abs(ga - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
-            winner, loser = (a, b) if la > lb else (b, a)
-            _add_pair(s, e, winner, loser, w, grad, hess)
+        if e[a] + lowest > 1e-300:
+            own_grad, own_hess = _mass_row(a, e, labels, gains, mass, inv_ideal_q, grad, hess)
             if with_loss:
-                total += w * softplus(s[loser] - s[winner])
-    if block > 0:
-        _flush_mass_rows(rows, block, terms, curvatures, grad, hess)
+                total += _mass_row_loss(a, s, labels, gains, mass, inv_ideal_q)
+        else:
+            own_grad, own_hess, loss = _guarded_mass_row(a, s, e, labels, gains, mass,
+                                                         inv_ideal_q, grad, hess, with_loss)
+            total += loss
+        grad[a] += own_grad
+        hess[a] += own_hess
     return total
 
 
 @njit(cache=True, inline="always")
-def _flush_mass_rows(rows, block, terms, curvatures, grad, hess):
-    """:func:`add_row_sums` of the first ``block`` rows (the rest padded with zero rows)."""
-    for j in range(block, MASS_ROWS):
-        rows[j] = -1
-        terms[j, :] = 0.0
-        curvatures[j, :] = 0.0
-    add_row_sums(rows, terms, curvatures, grad, hess)
+def _mass_row_loss(a, s, labels, gains, mass, inv_ideal_q):
+    """The loss term of :func:`_mass_row`'s pairs: ``sum w log(1 + exp(-(s_win - s_lose)))``."""
+    la = labels[a]
+    total = 0.0
+    for b in range(s.shape[0]):
+        lb = labels[b]
+        if lb == la or (b < a and mass[b] != 0.0):
+            continue
+        w = abs(gains[a] - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
+        total += w * softplus(s[b] - s[a] if la > lb else s[a] - s[b])
+    return total
 
 
 @njit(cache=True, inline="always")

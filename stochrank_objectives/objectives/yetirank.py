@@ -93,8 +93,10 @@ class YetiRank(ObjectiveParams):
     ``N(0, noise_power^2)``, ``"No"`` none (the loss is then deterministic and one order stands
     for all permutations). The noise of query ``q``, order ``k`` comes from the counter-based
     stream keyed by ``(seed, iteration, q, k)``: the same seed and iteration give bit-identical
-    results on any number of threads. :meth:`loss` is the sum above over queries, with the pairs
-    of ``iteration``.
+    results on any number of threads (with every partner, the pass below the top sums each
+    document's pairs one partial sum per vector lane, so a CPU whose compiler picks another
+    vector width may differ in the last bits). :meth:`loss` is the sum above over queries, with
+    the pairs of ``iteration``.
 
     The hessian is the exact diagonal above (weights fixed): a Newton leaf ``-sum grad / sum
     hess`` is then CatBoost's YetiRank leaf value. It is small (about 0.01 to 0.1 per document),

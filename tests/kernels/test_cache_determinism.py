@@ -1,5 +1,5 @@
-"""The CCS gradients are the same bits in a process that compiles the kernels and in one that
-loads them from Numba's cache.
+"""The CCS gradients, and YetiLoss's with every partner, are the same bits in a process that
+compiles the kernels and in one that loads them from Numba's cache.
 
 A fast-math kernel called from another compiled function exists twice in a process that
 compiled it: its own library, and the copy linked into the caller (optimised once more with the
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = textwrap.dedent("""
     import hashlib
     import numpy as np
-    from stochrank_objectives import StochasticRank
+    from stochrank_objectives import StochasticRank, YetiRank
 
     rng = np.random.default_rng(3)
     sizes = np.concatenate([rng.integers(20, 600, 40), [4000]])
@@ -38,9 +38,11 @@ SCRIPT = textwrap.dedent("""
     cases = [dict(metric="NDCG", top=10), dict(metric="NDCG", top=10, min_top_share=0.0),
              dict(metric="NDCG"), dict(metric="MRR"), dict(metric="MRR", reach=0.0),
              dict(metric="FilteredDCG", top=10)]
+    objectives = [StochasticRank(n_samples=1, seed=0, **params) for params in cases]
+    # YetiLoss with every partner: its pass below the top sums each row under reassociation
+    objectives.append(YetiRank(mode="NDCG", top=10, num_neighbors=-1))
     digest = hashlib.sha256()
-    for params in cases:
-        obj = StochasticRank(n_samples=1, seed=0, **params)
+    for obj in objectives:
         for scores in (trained, np.zeros(offs[-1])):
             for part in obj.grad_hess(scores, labels, offs, 0):
                 digest.update(np.ascontiguousarray(part).tobytes())

@@ -1,8 +1,9 @@
 """The DCG/NDCG every-partner shortcut of the YetiRank kernel (``top_derivatives``,
 ``mass_derivatives``, the prefix order ``noisy_top_order``) against a pure-Python reference
-that adds the same pairs pair by pair, in the documented order: the kernel's derivatives are
-**bit-identical** (exactly equal float64 arrays) to it, and the prefix order is exactly the
-stable sort's prefix whatever bound it is guessed."""
+that adds the same pairs pair by pair, in the documented order: the kernel's derivatives equal
+it up to the rounding of the own sums of the pass below the top (one partial sum per vector
+lane: relative differences of ~1e-14, held here to 1e-12 of the largest value), and the prefix
+order is exactly the stable sort's prefix whatever bound it is guessed."""
 
 from __future__ import annotations
 
@@ -157,16 +158,19 @@ def case_data(i):
 
 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: "-".join(map(str, CASES[i])))
-def test_shortcut_is_bit_identical_to_the_pairs_one_by_one(case):
-    """grad and hess of the shortcut equal the pair-by-pair reference exactly."""
+def test_shortcut_matches_the_pairs_one_by_one(case):
+    """grad and hess of the shortcut equal the pair-by-pair reference up to the rounding of
+    the reassociated own sums (a wrong pair, weight or winner moves a value by far more)."""
     mode, top, dcg_type, seed, iteration, _ = CASES[case]
     scores, labels, offs = case_data(case)
     grad, hess = objective(mode, top, dcg_type, seed).grad_hess(scores, labels, offs,
                                                                 iteration=iteration)
     want_grad, want_hess = reference(scores, labels, offs, mode, top, dcg_type, seed,
                                      iteration)
-    np.testing.assert_array_equal(grad, want_grad)
-    np.testing.assert_array_equal(hess, want_hess)
+    for got, want in ((grad, want_grad), (hess, want_hess)):
+        scale = max(float(np.abs(want).max()), 1e-300)
+        np.testing.assert_allclose(got, want, rtol=0.0, atol=1e-12 * scale)
+        assert np.isfinite(got).all()
 
 
 def test_the_prefix_path_is_exercised():

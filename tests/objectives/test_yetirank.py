@@ -183,13 +183,15 @@ def test_mean_gradient_is_the_expectation_over_the_noise(mode, noise, power):
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has a single thread here")
-@pytest.mark.parametrize("mode", ["Classic", "NDCG", "ERR"])
-def test_bit_identical_on_one_and_two_threads(mode):
+@pytest.mark.parametrize("mode, extra", [("Classic", {}), ("NDCG", {}), ("ERR", {}),
+                                         # YetiLoss: the reassociated pass below the top
+                                         ("NDCG", {"top": 5, "num_neighbors": -1})])
+def test_bit_identical_on_one_and_two_threads(mode, extra):
     rng = np.random.default_rng(4)
     sizes = rng.integers(2, 60, size=4 * SERIAL_BELOW_DOCS // 30)
     offs = np.concatenate([[0], np.cumsum(sizes)])
     scores, labels = random_query(rng, int(offs[-1]), mode)
-    obj = YetiRank(mode=mode, seed=9)
+    obj = YetiRank(mode=mode, seed=9, **extra)
     previous = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
