@@ -607,14 +607,13 @@ def _mass_row(a, e, labels, gains, mass, inv_ideal_q, grad, hess):
 
 
 @njit(cache=True, inline="always")
-def _guarded_mass_row(a, s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_loss):
+def _guarded_mass_row(a, s, e, labels, gains, mass, inv_ideal_q, grad, hess):
     """:func:`_mass_row` pair by pair with :func:`_add_pair`'s guard (a denominator may
-    underflow), plus the row's loss term when ``with_loss``: ``(own grad, own hess, loss)``."""
+    underflow): ``(own grad, own hess)``."""
     la = labels[a]
     ga = gains[a]
     own_grad = 0.0
     own_hess = 0.0
-    total = 0.0
     for b in range(e.shape[0]):
         lb = labels[b]
         if lb == la or (b < a and mass[b] != 0.0):   # equal labels, or visited from b
@@ -632,9 +631,7 @@ def _guarded_mass_row(a, s, e, labels, gains, mass, inv_ideal_q, grad, hess, wit
         hess[b] += h
         own_grad -= step if wins else -step
         own_hess += h
-        if with_loss:
-            total += w * softplus(s[b] - s[a] if wins else s[a] - s[b])
-    return own_grad, own_hess, total
+    return own_grad, own_hess
 
 
 # error_model="numpy", fastmath={"reassoc"}: those of the inlined _mass_row (vectorised)
@@ -665,12 +662,11 @@ def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_lo
             continue
         if e[a] + lowest > 1e-300:
             own_grad, own_hess = _mass_row(a, e, labels, gains, mass, inv_ideal_q, grad, hess)
-            if with_loss:
-                total += _mass_row_loss(a, s, labels, gains, mass, inv_ideal_q)
         else:
-            own_grad, own_hess, loss = _guarded_mass_row(a, s, e, labels, gains, mass,
-                                                         inv_ideal_q, grad, hess, with_loss)
-            total += loss
+            own_grad, own_hess = _guarded_mass_row(a, s, e, labels, gains, mass, inv_ideal_q,
+                                                   grad, hess)
+        if with_loss:
+            total += _mass_row_loss(a, s, labels, gains, mass, inv_ideal_q)
         grad[a] += own_grad
         hess[a] += own_hess
     return total
