@@ -606,34 +606,6 @@ def _mass_row(a, e, labels, gains, mass, inv_ideal_q, grad, hess):
     return own_grad, own_hess
 
 
-@njit(cache=True, inline="always")
-def _guarded_mass_row(a, s, e, labels, gains, mass, inv_ideal_q, grad, hess):
-    """:func:`_mass_row` pair by pair with :func:`_add_pair`'s guard (a denominator may
-    underflow): ``(own grad, own hess)``."""
-    la = labels[a]
-    ga = gains[a]
-    own_grad = 0.0
-    own_hess = 0.0
-    for b in range(e.shape[0]):
-        lb = labels[b]
-        if lb == la or (b < a and mass[b] != 0.0):   # equal labels, or visited from b
-            continue
-        w = abs(ga - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
-        wins = la > lb
-        denominator = e[a] + e[b]
-        if denominator > 1e-300:
-            rho = (e[b] if wins else e[a]) / denominator
-        else:  # both scores far below the query's best: exp underflows
-            rho = sigmoid(s[b] - s[a] if wins else s[a] - s[b])
-        step = w * rho
-        h = w * rho * (1.0 - rho)
-        grad[b] += step if wins else -step
-        hess[b] += h
-        own_grad -= step if wins else -step
-        own_hess += h
-    return own_grad, own_hess
-
-
 # error_model="numpy", fastmath={"reassoc"}: those of the inlined _mass_row (vectorised)
 @njit(cache=True, error_model="numpy", fastmath={"reassoc"})
 def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_loss):
@@ -662,27 +634,37 @@ def mass_derivatives(s, e, labels, gains, mass, inv_ideal_q, grad, hess, with_lo
             continue
         if e[a] + lowest > 1e-300:
             own_grad, own_hess = _mass_row(a, e, labels, gains, mass, inv_ideal_q, grad, hess)
-        else:
-            own_grad, own_hess = _guarded_mass_row(a, s, e, labels, gains, mass, inv_ideal_q,
-                                                   grad, hess)
+            grad[a] += own_grad
+            hess[a] += own_hess
+        else:  # a denominator may underflow: pair by pair, with _add_pair's guard
+            for b in range(n):
+                if _not_a_row_pair(a, b, labels, mass):
+                    continue
+                w = abs(gains[a] - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
+                winner, loser = (a, b) if labels[a] > labels[b] else (b, a)
+                _add_pair(s, e, winner, loser, w, grad, hess)
         if with_loss:
             total += _mass_row_loss(a, s, labels, gains, mass, inv_ideal_q)
-        grad[a] += own_grad
-        hess[a] += own_hess
     return total
+
+
+@njit(cache=True, inline="always")
+def _not_a_row_pair(a, b, labels, mass):
+    """Whether the pair of ``a`` and ``b`` is not in document ``a``'s row of
+    :func:`mass_derivatives`: equal labels, or visited from ``b`` (it has mass and comes
+    first)."""
+    return labels[b] == labels[a] or (b < a and mass[b] != 0.0)
 
 
 @njit(cache=True, inline="always")
 def _mass_row_loss(a, s, labels, gains, mass, inv_ideal_q):
     """The loss term of :func:`_mass_row`'s pairs: ``sum w log(1 + exp(-(s_win - s_lose)))``."""
-    la = labels[a]
     total = 0.0
     for b in range(s.shape[0]):
-        lb = labels[b]
-        if lb == la or (b < a and mass[b] != 0.0):
+        if _not_a_row_pair(a, b, labels, mass):
             continue
         w = abs(gains[a] - gains[b]) * (mass[a] + mass[b]) * inv_ideal_q
-        total += w * softplus(s[b] - s[a] if la > lb else s[a] - s[b])
+        total += w * softplus(s[b] - s[a] if labels[a] > labels[b] else s[a] - s[b])
     return total
 
 
